@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// The test command: runs every test file under test/ against SQLite, and against PostgreSQL when
+// it answers. With CI=true a missing PostgreSQL fails the run instead of being skipped.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+
+const pgUrl = process.env.COFFRE_TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const inCi = /^(1|true)$/i.test(process.env.CI ?? '');
+
+async function postgresAnswers(url) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch (error) {
+    process.stderr.write(`PostgreSQL at ${url.replace(/:[^:@/]*@/, ':***@')} does not answer: ${error.message}\n`);
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function findTests(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return findTests(full);
+    return entry.name.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+const dialects = ['sqlite'];
+if (await postgresAnswers(pgUrl)) {
+  dialects.push('postgres');
+} else if (inCi) {
+  process.stderr.write('CI=true: the PostgreSQL suite is mandatory. Start PostgreSQL or set COFFRE_TEST_DATABASE_URL.\n');
+  process.exit(1);
+} else {
+  process.stderr.write('Running the SQLite suite only. Start PostgreSQL (or set COFFRE_TEST_DATABASE_URL) to run both.\n');
+}
+
+const args = process.argv.slice(2);
+const files = args.length > 0 ? args : findTests('test').sort();
+process.stdout.write(`Test dialects: ${dialects.join(', ')}; ${files.length} test files\n`);
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { stdio: 'inherit', env: { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl } },
+);
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import type { DatabaseHandle } from './db/database.js';
+import { ERROR_CATALOG } from './errors.js';
+import { installAuth } from './http/auth.js';
+import { ErrorBody } from './http/envelope.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { accountRoutes } from './modules/accounts/accounts.routes.js';
+import { User } from './modules/accounts/accounts.schemas.js';
+import { folderRoutes } from './modules/folders/folders.routes.js';
+import { serviceRoutes } from './modules/service/service.routes.js';
+import { VERSION } from './version.js';
+
+export interface AppDeps {
+  config: Config;
+  database: DatabaseHandle;
+  /** Where log lines go; default stdout. Tests pass a collector, or `false` for silence. */
+  logStream?: Writable | false;
+}
+
+/** Secrets that must never reach a log line, wherever they appear. */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'accessToken',
+  '*.accessToken',
+  'encryptionKey',
+  '*.encryptionKey',
+];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function errorCatalogDescription(): string {
+  const rows = Object.entries(ERROR_CATALOG).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.message} |`);
+  return ['Every error has the body `{status, message, code, data: null}`; validation errors add `details`.', '', '| code | status | message |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** Builds the whole HTTP application on an open database; the caller owns the database. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database } = deps;
+  const ctx: AppContext = { config, database, db: database.db };
+  const app = Fastify({
+    logger:
+      deps.logStream === false
+        ? false
+        : { level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' }, ...(deps.logStream ? { stream: deps.logStream } : {}) },
+    bodyLimit: config.jsonBodyLimit,
+    trustProxy: config.trustProxy,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandling(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.decorateRequest('principal', null);
+  app.addSchema(ErrorBody);
+  app.addSchema(User);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Coffre API',
+        version: VERSION,
+        description: `Self-hostable, end-to-end encrypted file storage and sharing.\n\n${errorCatalogDescription()}`,
+      },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+
+  await app.register(serviceRoutes(ctx));
+  await app.register(
+    async (api) => {
+      installAuth(api, ctx);
+      await api.register(accountRoutes(ctx));
+      await api.register(folderRoutes(ctx));
+    },
+    { prefix: '/api' },
+  );
+  return app;
+}

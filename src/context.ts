@@ -1,0 +1,17 @@
+import type { Config } from './config.js';
+import type { DatabaseHandle, Db } from './db/database.js';
+
+/** What every module is built with: configuration and the open database. */
+export interface AppContext {
+  readonly config: Config;
+  readonly database: DatabaseHandle;
+  readonly db: Db;
+}
+
+/** The signed-in caller of a request, resolved from its bearer token. */
+export interface Principal {
+  readonly userId: string;
+  readonly tokenId: string;
+  readonly email: string;
+  readonly name: string;
+}

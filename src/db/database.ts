@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type LogEvent, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+/** Repositories take either the database or a transaction. */
+export type DbOrTrx = Kysely<Database> | Transaction<Database>;
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** What differs between the engines, as flags rather than `if (dialect === …)` in the code. */
+export interface DialectCapabilities {
+  /** `SELECT … FOR UPDATE` row locks (PostgreSQL); SQLite serialises writers instead. */
+  readonly rowLocks: boolean;
+}
+
+export interface DatabaseHandle {
+  readonly db: Db;
+  readonly dialect: DialectName;
+  readonly capabilities: DialectCapabilities;
+  /** Cheap round trip for readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** `postgres://…`, or null for SQLite. */
+  url: string | null;
+  /** SQLite file path when `url` is null (`:memory:` allowed). */
+  sqliteFile?: string;
+  /** PostgreSQL schema to use (created when missing); tests give each run its own. */
+  pgSchema?: string;
+  poolSize?: number;
+  log?: (event: LogEvent) => void;
+}
+
+// int8 (bigint) columns hold sizes and counts far below 2^53: read them as numbers.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.url) return openPostgres(options.url, options);
+  return openSqlite(options.sqliteFile ?? ':memory:', options);
+}
+
+async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  const schema = options.pgSchema;
+  if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
+  if (schema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
+  return {
+    db,
+    dialect: 'postgres',
+    capabilities: { rowLocks: true },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openSqlite(file: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: options.log });
+  return {
+    db,
+    dialect: 'sqlite',
+    capabilities: { rowLocks: false },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** Drops a PostgreSQL schema and everything in it (test clean-up). */
+export async function dropPgSchema(url: string, schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await admin.end();
+  }
+}

@@ -1,0 +1,130 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Row types of every table. Flags are 0/1 integers and timestamps ISO 8601 text, so one set of
+ * queries serves SQLite and PostgreSQL alike. Row types stay inside repositories and services;
+ * routes only see API objects.
+ */
+export interface Database {
+  users: UsersTable;
+  tokens: TokensTable;
+  throttles: ThrottlesTable;
+  regions: RegionsTable;
+  locations: LocationsTable;
+  datahubs: DatahubsTable;
+  buckets: BucketsTable;
+  folders: FoldersTable;
+}
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  /** null: the server's default quota. */
+  quota_bytes: number | null;
+  default_datahub_id: string | null;
+  default_bucket_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TokensTable {
+  id: string;
+  user_id: string;
+  /** `session` from a login, `personal` for scripts. */
+  kind: 'session' | 'personal';
+  name: string;
+  /** sha256 hex of the token; the token itself is never stored. */
+  token_hash: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+/** Fixed-window failure counters (logins now, link passwords later), shared by every instance. */
+export interface ThrottlesTable {
+  key: string;
+  count: number;
+  window_start_ms: number;
+}
+
+export interface RegionsTable {
+  id: number;
+  slug: string;
+  name_en: string;
+  name_fr: string;
+  is_active: number;
+}
+
+export interface LocationsTable {
+  id: number;
+  region_id: number;
+  region_code: string;
+  country_code: string;
+  name_en: string;
+  name_fr: string;
+  is_active: number;
+}
+
+export interface DatahubsTable {
+  id: string;
+  owner_id: string;
+  name: string;
+  location_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BucketsTable {
+  id: string;
+  datahub_id: string;
+  owner_id: string;
+  name: string;
+  root_folder_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FoldersTable {
+  id: string;
+  bucket_id: string;
+  owner_id: string;
+  /** null only for a bucket's root folder. */
+  parent_id: string | null;
+  name: string;
+  visibility: 'private' | 'public';
+  /** 0 forbids new share links on the folder. */
+  is_share: number;
+  hash_url: string;
+  is_root: number;
+  /**
+   * '' while live. When a folder is trashed, it and its live subtree get the trashed folder's id
+   * here, so a restore brings back exactly what went to the trash together.
+   */
+  trash_batch: Generated<string>;
+  deleted_at: string | null;
+  /**
+   * Aggregates over the descendants that share this folder's `trash_batch` (for a live folder:
+   * its live subtree). Kept exact by every mutation, in the same transaction.
+   */
+  subtree_files: Generated<number>;
+  subtree_folders: Generated<number>;
+  subtree_bytes: Generated<number>;
+  /** Direct children sharing this folder's `trash_batch`: the `total` of a listing, without a COUNT. */
+  child_folders: Generated<number>;
+  child_files: Generated<number>;
+  last_access_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type TokenRow = Selectable<TokensTable>;
+export type DatahubRow = Selectable<DatahubsTable>;
+export type BucketRow = Selectable<BucketsTable>;
+export type FolderRow = Selectable<FoldersTable>;
+export type NewFolder = Insertable<FoldersTable>;
+export type FolderUpdate = Updateable<FoldersTable>;
+export type LocationRow = Selectable<LocationsTable>;
+export type RegionRow = Selectable<RegionsTable>;

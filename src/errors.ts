@@ -1,0 +1,73 @@
+/**
+ * The one catalog of error codes. Every 4xx/5xx the service sends carries one of these codes;
+ * services throw `AppError`s naming a code, and the single error handler in `app.ts` turns them
+ * into the envelope `{status, message, code, data: null}`.
+ */
+export const ERROR_CATALOG = {
+  // Generic request problems
+  VALIDATION_FAILED: { status: 400, message: 'The request is not valid' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON' },
+  INVALID_ID: { status: 400, message: 'The id is malformed' },
+  INVALID_NAME: { status: 400, message: 'The name is not allowed' },
+  EMPTY_UPDATE: { status: 400, message: 'The update changes nothing: give at least one field' },
+  INVALID_TRASH_MODE: { status: 400, message: 'trash must be "soft" or "hard"' },
+  INVALID_CURSOR: { status: 400, message: 'The pagination cursor is not valid' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type' },
+  RATE_LIMITED: { status: 429, message: 'Too many attempts, try again later' },
+  INTERNAL_ERROR: { status: 500, message: 'Internal server error' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is not ready' },
+
+  // Accounts and authentication
+  UNAUTHENTICATED: { status: 401, message: 'A valid bearer token is required' },
+  INVALID_CREDENTIALS: { status: 401, message: 'Wrong e-mail or password' },
+  REGISTRATION_CLOSED: { status: 403, message: 'Registration is closed on this server' },
+  EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists' },
+  USER_NOT_FOUND: { status: 404, message: 'User not found' },
+  TOKEN_NOT_FOUND: { status: 404, message: 'Token not found' },
+
+  // Storage hierarchy
+  DATAHUB_NOT_FOUND: { status: 404, message: 'Datahub not found' },
+  BUCKET_NOT_FOUND: { status: 404, message: 'Bucket not found' },
+  LOCATION_NOT_FOUND: { status: 404, message: 'Location not found' },
+
+  // Folders
+  FOLDER_NOT_FOUND: { status: 404, message: 'Folder not found' },
+  FOLDER_ACCESS_DENIED: { status: 401, message: 'You are not authorized for this folder' },
+  FOLDER_FORBIDDEN: { status: 403, message: 'You do not have permission to read this folder' },
+  NAME_CONFLICT: { status: 409, message: 'An item with this name already exists here' },
+  INVALID_MOVE: { status: 400, message: 'A folder cannot be moved or copied into itself or one of its subfolders' },
+  ROOT_FOLDER_READONLY: { status: 400, message: 'The root folder of a bucket cannot be renamed, moved, shared or deleted' },
+  FOLDER_IN_TRASH: { status: 409, message: 'The folder is in the trash; restore it first' },
+  NOT_IN_TRASH: { status: 409, message: 'The item is not in the trash' },
+  VISIBILITY_CONFLICT: { status: 400, message: 'visibility and isPrivate disagree' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface ErrorDetail {
+  field: string;
+  problem: string;
+}
+
+/** An expected failure with a catalog code; safe to show to the client. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: ErrorDetail[],
+    /** Extra response headers, e.g. `Retry-After`. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? ERROR_CATALOG[code].message);
+    this.name = 'AppError';
+    this.status = ERROR_CATALOG[code].status;
+  }
+}
+
+export function appError(code: ErrorCode, message?: string): AppError {
+  return new AppError(code, message);
+}

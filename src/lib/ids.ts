@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
+
+/** Type prefixes of every id the service hands out (API.md §1). */
+export const ID_PREFIXES = ['usr', 'dhb', 'bkt', 'fld', 'fil', 'ver', 'lnk', 'tok'] as const;
+export type IdPrefix = (typeof ID_PREFIXES)[number];
+
+// Crockford base32 in lower case: no i, l, o, u, so ids read and dictate well.
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const BODY_LENGTH = 26;
+
+/**
+ * A new id `<prefix>_<26 chars>`: 48 bits of milliseconds then 80 random bits (the ULID layout),
+ * so ids sort by creation time, which keeps B-tree inserts local.
+ */
+export function newId(prefix: IdPrefix): string {
+  let time = Date.now();
+  const chars: string[] = new Array(BODY_LENGTH);
+  for (let i = 9; i >= 0; i--) {
+    chars[i] = ALPHABET[time % 32];
+    time = Math.floor(time / 32);
+  }
+  const random = randomBytes(16);
+  for (let i = 10; i < BODY_LENGTH; i++) chars[i] = ALPHABET[random[i - 10] % 32];
+  return `${prefix}_${chars.join('')}`;
+}
+
+const ID_BODY = `[${ALPHABET}]{${BODY_LENGTH}}`;
+
+/** JSON-schema pattern of a well-formed id of one type. */
+export function idPattern(prefix: IdPrefix): string {
+  return `^${prefix}_${ID_BODY}$`;
+}
+
+export function isId(prefix: IdPrefix, value: string): boolean {
+  return new RegExp(idPattern(prefix)).test(value);
+}
+
+/** Throws 400 INVALID_ID unless `value` is a well-formed id of the given type. */
+export function assertId(prefix: IdPrefix, value: string, field = 'id'): string {
+  if (!isId(prefix, value)) {
+    throw new AppError('INVALID_ID', `${field} is not a valid ${prefix}_ id`, [{ field, problem: 'malformed id' }]);
+  }
+  return value;
+}
+
+/** A URL-safe random string of `bytes` bytes (base64url); 16 bytes = 128 bits. */
+export function randomToken(bytes = 16): string {
+  return randomBytes(bytes).toString('base64url');
+}

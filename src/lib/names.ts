@@ -1,0 +1,24 @@
+import { AppError } from '../errors.js';
+
+export const MAX_NAME_BYTES = 255;
+
+/**
+ * Returns the problem with an item name, or null when it is acceptable: 1–255 UTF-8 bytes,
+ * no `/`, no NUL or other control characters, not `.` or `..` (API.md §3).
+ */
+export function nameProblem(name: string): string | null {
+  if (name.length === 0) return 'must not be empty';
+  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) return `must be at most ${MAX_NAME_BYTES} bytes in UTF-8`;
+  if (name.includes('/')) return 'must not contain "/"';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'must not contain control characters';
+  if (name === '.' || name === '..') return 'must not be "." or ".."';
+  if (name.trim().length === 0) return 'must not be only spaces';
+  return null;
+}
+
+export function assertName(name: string, field = 'name'): string {
+  const problem = nameProblem(name);
+  if (problem) throw new AppError('INVALID_NAME', `The name ${problem}`, [{ field, problem }]);
+  return name;
+}

@@ -1,0 +1,60 @@
+import type { DbOrTrx } from '../../db/database.js';
+import type { TokenRow, UserRow } from '../../db/schema.js';
+
+export async function countUsers(db: DbOrTrx): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertUser(db: DbOrTrx, user: UserRow): Promise<void> {
+  await db.insertInto('users').values(user).execute();
+}
+
+export async function setUserDefaults(db: DbOrTrx, userId: string, datahubId: string, bucketId: string): Promise<void> {
+  await db.updateTable('users').set({ default_datahub_id: datahubId, default_bucket_id: bucketId }).where('id', '=', userId).execute();
+}
+
+export async function setUserQuota(db: DbOrTrx, userId: string, quotaBytes: number | null, now: string): Promise<void> {
+  await db.updateTable('users').set({ quota_bytes: quotaBytes, updated_at: now }).where('id', '=', userId).execute();
+}
+
+export async function insertToken(db: DbOrTrx, token: TokenRow): Promise<void> {
+  await db.insertInto('tokens').values(token).execute();
+}
+
+/** The live token with this hash and its user, in one query (every authenticated request runs it). */
+export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string) {
+  return db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .select(['tokens.id as tokenId', 'tokens.last_used_at as lastUsedAt', 'users.id as userId', 'users.email', 'users.name'])
+    .where('tokens.token_hash', '=', tokenHash)
+    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)]))
+    .executeTakeFirst();
+}
+
+export async function touchToken(db: DbOrTrx, tokenId: string, now: string): Promise<void> {
+  await db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', tokenId).execute();
+}
+
+export function listPersonalTokens(db: DbOrTrx, userId: string): Promise<TokenRow[]> {
+  return db.selectFrom('tokens').selectAll().where('user_id', '=', userId).where('kind', '=', 'personal').orderBy('id', 'desc').execute();
+}
+
+/** Deletes one token of the user; returns whether it existed. */
+export async function deleteToken(db: DbOrTrx, userId: string, tokenId: string): Promise<boolean> {
+  const result = await db.deleteFrom('tokens').where('id', '=', tokenId).where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function deleteExpiredTokens(db: DbOrTrx, now: string): Promise<void> {
+  await db.deleteFrom('tokens').where('expires_at', '<=', now).execute();
+}

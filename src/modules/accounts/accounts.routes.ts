@@ -1,0 +1,85 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { principalOf } from '../../http/auth.js';
+import { Envelope, envelope, errorResponses } from '../../http/envelope.js';
+import { accountService } from './accounts.service.js';
+import * as S from './accounts.schemas.js';
+
+export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const accounts = accountService(ctx);
+  return async (app) => {
+    const tags = ['Accounts'];
+    app.post('/auth/register', {
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Create an account',
+        description: 'Allowed by the registration policy (`COFFRE_REGISTRATION`). Creates the default datahub, bucket and root folder and signs in.',
+        security: [],
+        body: S.RegisterBody,
+        response: { 201: Envelope(S.Session), ...errorResponses(400, 403, 409) },
+      },
+    }, async (request, reply) => {
+      reply.code(201);
+      return envelope(await accounts.register(request.body), 201);
+    });
+
+    app.post('/auth/login', {
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Sign in',
+        description: 'Failed attempts are limited per account and per client address (429 with `Retry-After`).',
+        security: [],
+        body: S.LoginBody,
+        response: { 200: Envelope(S.Session), ...errorResponses(400, 401, 429) },
+      },
+    }, async (request) => envelope(await accounts.login(request.body, request.ip)));
+
+    app.post('/auth/logout', {
+      schema: { tags, summary: 'Sign out: the token stops working', response: { 200: Envelope(Type.Null()), ...errorResponses(401) } },
+    }, async (request) => {
+      await accounts.logout(principalOf(request));
+      return envelope(null);
+    });
+
+    app.get('/auth/me', {
+      schema: { tags, summary: 'The signed-in user', response: { 200: Envelope(Type.Ref('User')), ...errorResponses(401) } },
+    }, async (request) => envelope(await accounts.me(principalOf(request))));
+
+    app.post('/auth/tokens', {
+      schema: {
+        tags,
+        summary: 'Create a personal access token',
+        description: 'For scripts. The token is returned once.',
+        body: S.CreateTokenBody,
+        response: { 201: Envelope(S.NewPersonalToken), ...errorResponses(400, 401) },
+      },
+    }, async (request, reply) => {
+      reply.code(201);
+      return envelope(await accounts.createPersonalToken(principalOf(request), request.body), 201);
+    });
+
+    app.get('/auth/tokens', {
+      schema: { tags, summary: 'List personal access tokens', response: { 200: Envelope(Type.Array(S.PersonalToken)), ...errorResponses(401) } },
+    }, async (request) => envelope(await accounts.listPersonalTokens(principalOf(request))));
+
+    app.delete('/auth/tokens/:tokenId', {
+      schema: { tags, summary: 'Revoke a personal access token', params: S.TokenIdParams, response: { 200: Envelope(Type.Null()), ...errorResponses(400, 401, 404) } },
+    }, async (request) => {
+      await accounts.revokeToken(principalOf(request), request.params.tokenId);
+      return envelope(null);
+    });
+
+    app.get('/users/lookup', {
+      schema: {
+        tags,
+        summary: 'Find a user by exact e-mail',
+        description: 'Used to share with a colleague. Answers only an exact match.',
+        querystring: S.LookupQuery,
+        response: { 200: Envelope(S.UserSummary), ...errorResponses(400, 401, 404) },
+      },
+    }, async (request) => envelope(await accounts.lookup(request.query.email)));
+  };
+}

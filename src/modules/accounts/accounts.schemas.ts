@@ -1,0 +1,51 @@
+import { Type } from 'typebox';
+import { idPattern } from '../../lib/ids.js';
+
+export const Email = Type.String({ format: 'email', maxLength: 254, examples: ['ada@example.com'] });
+export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'At least 8 characters' });
+export const PersonName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', examples: ['Ada Lovelace'] });
+
+export const User = Type.Object(
+  {
+    id: Type.String({ examples: ['usr_01jd3kq8m7c9x4v2b6n0p5r8st'] }),
+    email: Type.String(),
+    name: Type.String(),
+    defaultDatahubId: Type.Union([Type.String(), Type.Null()]),
+    defaultBucketId: Type.Union([Type.String(), Type.Null()]),
+    quotaBytes: Type.Integer(),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'User', title: 'User' },
+);
+
+export const Session = Type.Object({
+  user: Type.Ref('User'),
+  accessToken: Type.String({ description: 'Bearer token; send as `Authorization: Bearer <token>`' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+
+export const RegisterBody = Type.Object({ email: Email, password: Password, name: PersonName });
+export const LoginBody = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
+
+export const PersonalToken = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export const NewPersonalToken = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  token: Type.String({ description: 'Shown once; store it safely' }),
+});
+export const CreateTokenBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
+  expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Omit for a token that does not expire' })),
+});
+export const TokenIdParams = Type.Object({ tokenId: Type.String({ pattern: idPattern('tok') }) });
+export const LookupQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
+export const UserSummary = Type.Object({ id: Type.String(), name: Type.String() });

@@ -1,0 +1,197 @@
+import type { AppContext, Principal } from '../../context.js';
+import type { TokenRow, UserRow } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { assertNotThrottled, clearFailures, recordFailure, type ThrottleRule } from '../../access/throttle.js';
+import { newId } from '../../lib/ids.js';
+import { hashPassword, hashToken, newBearerToken, verifyPassword } from '../../lib/secrets.js';
+import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
+import { insertBucketWithRoot } from '../buckets/buckets.repository.js';
+import { insertDatahub } from '../datahubs/datahubs.repository.js';
+import { findFirstActiveLocation } from '../regions/regions.repository.js';
+import * as repo from './accounts.repository.js';
+
+export interface UserView {
+  id: string;
+  email: string;
+  name: string;
+  defaultDatahubId: string | null;
+  defaultBucketId: string | null;
+  quotaBytes: number;
+  createdAt: string;
+}
+
+export interface Session {
+  user: UserView;
+  accessToken: string;
+  expiresAt: string;
+}
+
+export interface PersonalTokenView {
+  id: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export const DEFAULT_DATAHUB_NAME = 'My datahub';
+export const DEFAULT_BUCKET_NAME = 'default';
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+// Verifying against a real hash when the account does not exist keeps the timing of
+// "unknown e-mail" and "wrong password" alike.
+let dummyHash: Promise<string> | undefined;
+
+export function accountService(ctx: AppContext) {
+  const { db, config } = ctx;
+
+  function toView(user: UserRow): UserView {
+    return {
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      defaultDatahubId: user.default_datahub_id,
+      defaultBucketId: user.default_bucket_id,
+      quotaBytes: user.quota_bytes ?? config.defaultQuotaBytes,
+      createdAt: user.created_at,
+    };
+  }
+
+  async function issueSession(user: UserRow): Promise<Session> {
+    const token = newBearerToken();
+    const now = nowIso();
+    const expiresAt = isoPlus(now, config.sessionTtlDays * DAY_MS);
+    await repo.insertToken(db, {
+      id: newId('tok'),
+      user_id: user.id,
+      kind: 'session',
+      name: 'session',
+      token_hash: hashToken(token),
+      created_at: now,
+      expires_at: expiresAt,
+      last_used_at: now,
+    });
+    return { user: toView(user), accessToken: token, expiresAt };
+  }
+
+  /**
+   * Creates an account with its default datahub (first active location), default bucket and the
+   * bucket's root folder, all in one transaction. Used by sign-up and by `coffre user create`.
+   */
+  async function createUser(input: { email: string; password: string; name: string }): Promise<UserRow> {
+    const email = normalizeEmail(input.email);
+    if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
+    const passwordHash = await hashPassword(input.password);
+    const now = nowIso();
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const location = await findFirstActiveLocation(trx);
+        if (!location) throw new Error('no active location: the regions data file has none');
+        const user: UserRow = {
+          id: newId('usr'),
+          email,
+          name: input.name.trim(),
+          password_hash: passwordHash,
+          quota_bytes: null,
+          default_datahub_id: null,
+          default_bucket_id: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await repo.insertUser(trx, user);
+        const datahubId = newId('dhb');
+        await insertDatahub(trx, { id: datahubId, owner_id: user.id, name: DEFAULT_DATAHUB_NAME, location_id: location.id, created_at: now, updated_at: now });
+        const bucket = await insertBucketWithRoot(trx, { ownerId: user.id, datahubId, name: DEFAULT_BUCKET_NAME, now });
+        await repo.setUserDefaults(trx, user.id, datahubId, bucket.id);
+        return { ...user, default_datahub_id: datahubId, default_bucket_id: bucket.id };
+      });
+    } catch (error) {
+      // Two sign-ups with one e-mail at once: the unique index decides.
+      if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
+      throw error;
+    }
+  }
+
+  async function register(input: { email: string; password: string; name: string }): Promise<Session> {
+    if (config.registration === 'closed') throw new AppError('REGISTRATION_CLOSED');
+    if (config.registration === 'first-user' && (await repo.countUsers(db)) > 0) {
+      throw new AppError('REGISTRATION_CLOSED', 'Registration is closed: this server already has its first user');
+    }
+    return issueSession(await createUser(input));
+  }
+
+  async function login(input: { email: string; password: string }, clientAddress: string): Promise<Session> {
+    const email = normalizeEmail(input.email);
+    const accountRule: ThrottleRule = { key: `login:account:${email}`, limit: config.loginMaxFailuresPerAccount, windowSeconds: config.loginWindowSeconds };
+    const addressRule: ThrottleRule = { key: `login:address:${clientAddress}`, limit: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds };
+    await assertNotThrottled(db, [accountRule, addressRule]);
+    const user = await repo.findUserByEmail(db, email);
+    dummyHash ??= hashPassword('coffre-timing-equaliser');
+    const ok = await verifyPassword(user?.password_hash ?? (await dummyHash), input.password);
+    if (!user || !ok) {
+      await recordFailure(db, [accountRule, addressRule]);
+      throw new AppError('INVALID_CREDENTIALS');
+    }
+    await clearFailures(db, [accountRule.key]);
+    return issueSession(user);
+  }
+
+  async function logout(principal: Principal): Promise<void> {
+    await repo.deleteToken(db, principal.userId, principal.tokenId);
+  }
+
+  async function me(principal: Principal): Promise<UserView> {
+    const user = await repo.findUserById(db, principal.userId);
+    if (!user) throw new AppError('UNAUTHENTICATED');
+    return toView(user);
+  }
+
+  function tokenView(row: TokenRow): PersonalTokenView {
+    return { id: row.id, name: row.name, createdAt: row.created_at, expiresAt: row.expires_at, lastUsedAt: row.last_used_at };
+  }
+
+  async function createPersonalToken(principal: Principal, input: { name: string; expiresInDays?: number }) {
+    const token = newBearerToken();
+    const now = nowIso();
+    const row: TokenRow = {
+      id: newId('tok'),
+      user_id: principal.userId,
+      kind: 'personal',
+      name: input.name.trim(),
+      token_hash: hashToken(token),
+      created_at: now,
+      expires_at: input.expiresInDays ? isoPlus(now, input.expiresInDays * DAY_MS) : null,
+      last_used_at: null,
+    };
+    await repo.insertToken(db, row);
+    return { ...tokenView(row), token };
+  }
+
+  async function listPersonalTokens(principal: Principal): Promise<PersonalTokenView[]> {
+    return (await repo.listPersonalTokens(db, principal.userId)).map(tokenView);
+  }
+
+  async function revokeToken(principal: Principal, tokenId: string): Promise<void> {
+    if (!(await repo.deleteToken(db, principal.userId, tokenId))) throw new AppError('TOKEN_NOT_FOUND');
+  }
+
+  async function lookup(email: string): Promise<{ id: string; name: string }> {
+    const user = await repo.findUserByEmail(db, normalizeEmail(email));
+    if (!user) throw new AppError('USER_NOT_FOUND');
+    return { id: user.id, name: user.name };
+  }
+
+  async function setQuota(email: string, quotaBytes: number | null): Promise<UserView> {
+    const user = await repo.findUserByEmail(db, normalizeEmail(email));
+    if (!user) throw new AppError('USER_NOT_FOUND');
+    await repo.setUserQuota(db, user.id, quotaBytes, nowIso());
+    return toView({ ...user, quota_bytes: quotaBytes });
+  }
+
+  return { createUser, register, login, logout, me, createPersonalToken, listPersonalTokens, revokeToken, lookup, setQuota };
+}
+
+export type AccountService = ReturnType<typeof accountService>;

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { prepareDatabase } from './db/prepare.js';
+
+/** Starts a listening server and wires graceful shutdown on SIGTERM/SIGINT. */
+export async function startServer(config: Config): Promise<FastifyInstance> {
+  const database = await prepareDatabase(config);
+  const app = await buildApp({ config, database });
+  app.addHook('onClose', async () => database.close());
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('shutdown took longer than 10 s, exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (error) => {
+        app.log.error({ err: error }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const where = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
+  app.log.info(`Coffre is listening on http://localhost:${port} (${where}); API reference at http://localhost:${port}/api/docs`);
+  // Also on stdout in plain words, for a person who just ran `npm start`.
+  process.stdout.write(`\nCoffre is running: http://localhost:${port}  (API reference: http://localhost:${port}/api/docs)\n\n`);
+  return app;
+}

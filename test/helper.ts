@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LogEvent } from 'kysely';
+import { buildApp } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { dropPgSchema, type DatabaseHandle, type DialectName } from '../src/db/database.js';
+import { prepareDatabase } from '../src/db/prepare.js';
+
+/** The database dialects this run covers (set by scripts/test.mjs; SQLite alone by default). */
+export const DIALECTS = (process.env.COFFRE_TEST_DIALECTS || 'sqlite').split(',') as DialectName[];
+const PG_URL = process.env.COFFRE_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface BuildOptions {
+  config?: Partial<Config>;
+  /** Called for every SQL statement (to count queries). */
+  onQuery?: (event: LogEvent) => void;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  config: Config;
+  dialect: DialectName;
+}
+
+/**
+ * A ready app on a fresh database of its own (a temp SQLite file, or a new PostgreSQL schema),
+ * closed and removed when the test ends.
+ */
+export async function build(t: TestContext, dialect: DialectName, options: BuildOptions = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-test-'));
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const config = loadConfig(
+    { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
+    options.config,
+  );
+  const database = await prepareDatabase(config, {
+    pgSchema: dialect === 'postgres' ? schema : undefined,
+    poolSize: 5,
+    log: options.onQuery ? (event) => options.onQuery!(event) : undefined,
+  });
+  const app = await buildApp({ config, database, logStream: false });
+  await app.ready();
+  t.after(async () => {
+    await app.close();
+    await database.close();
+    if (dialect === 'postgres') await dropPgSchema(PG_URL, schema);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { app, database, config, dialect };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: LightMyRequestResponse['headers'];
+}
+
+/** A small client over `app.inject` that sends JSON and parses JSON answers. */
+export function client(app: FastifyInstance, token?: string) {
+  async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
+    const response = await app.inject({
+      method: method as any,
+      url,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      ...(body !== undefined ? { payload: body as any } : {}),
+    });
+    let parsed: unknown = response.body;
+    if (String(response.headers['content-type'] ?? '').includes('json') && response.body.length > 0) parsed = response.json();
+    return { status: response.statusCode, body: parsed, headers: response.headers };
+  }
+  return {
+    get: (url: string, headers?: Record<string, string>) => call('GET', url, undefined, headers),
+    post: (url: string, body?: unknown, headers?: Record<string, string>) => call('POST', url, body ?? {}, headers),
+    put: (url: string, body?: unknown, headers?: Record<string, string>) => call('PUT', url, body ?? {}, headers),
+    patch: (url: string, body?: unknown, headers?: Record<string, string>) => call('PATCH', url, body ?? {}, headers),
+    delete: (url: string, body?: unknown, headers?: Record<string, string>) => call('DELETE', url, body, headers),
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+export interface TestUser {
+  id: string;
+  email: string;
+  token: string;
+  defaultBucketId: string;
+  defaultDatahubId: string;
+  api: Client;
+}
+
+let userCounter = 0;
+
+/** Registers a new user through the API and returns a client signed in as them. */
+export async function signUp(app: FastifyInstance, name = 'Test User'): Promise<TestUser> {
+  const email = `user${++userCounter}-${randomBytes(3).toString('hex')}@example.com`;
+  const res = await client(app).post('/api/auth/register', { email, password: 'correct horse battery', name });
+  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const { user, accessToken } = res.body.data;
+  return { id: user.id, email, token: accessToken, defaultBucketId: user.defaultBucketId, defaultDatahubId: user.defaultDatahubId, api: client(app, accessToken) };
+}
