@@ -21,6 +21,8 @@ export interface DatabaseHandle {
   readonly db: Db;
   readonly dialect: DialectName;
   readonly capabilities: DialectCapabilities;
+  /** PostgreSQL: the schema the tables live in (the migrator's bookkeeping goes there too). */
+  readonly schema?: string;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -63,9 +65,11 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
+  const current = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return {
     db,
     dialect: 'postgres',
+    schema: current.rows[0]?.schema ?? schema,
     capabilities: { rowLocks: true },
     ping: async () => {
       await sql`select 1`.execute(db);

@@ -12,7 +12,7 @@ export async function prepareDatabase(config: Config, extra: Partial<DatabaseOpt
     ...extra,
   });
   try {
-    await migrateToLatest(database.db);
+    await migrateToLatest(database.db, database.schema);
     await seedRegions(database.db);
   } catch (error) {
     await database.close();

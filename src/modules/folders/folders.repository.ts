@@ -1,0 +1,274 @@
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../../db/database.js';
+import type { FolderRow, NewFolder } from '../../db/schema.js';
+
+/**
+ * Folder queries. Subtrees and ancestor chains are walked with recursive CTEs (both engines have
+ * them), so a move is a one-row update and never rewrites the paths of a subtree.
+ */
+
+export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefined> {
+  return db.selectFrom('folders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A folder with the location of its bucket's datahub, for the details response (one query). */
+export function findFolderWithLocation(db: DbOrTrx, id: string) {
+  return db
+    .selectFrom('folders')
+    .innerJoin('buckets', 'buckets.id', 'folders.bucket_id')
+    .innerJoin('datahubs', 'datahubs.id', 'buckets.datahub_id')
+    .innerJoin('locations', 'locations.id', 'datahubs.location_id')
+    .selectAll('folders')
+    .select(['locations.name_en as location_name', 'locations.region_code as location_code'])
+    .where('folders.id', '=', id)
+    .executeTakeFirst();
+}
+
+export interface AncestorRow {
+  id: string;
+  name: string;
+  is_root: number;
+  trash_batch: string;
+  depth: number;
+}
+
+/** The folder `startId` and its ancestors, nearest first (`depth` 0 is `startId` itself). */
+export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<AncestorRow[]> {
+  const result = await sql<AncestorRow>`
+    with recursive chain (id, name, parent_id, is_root, trash_batch, depth) as (
+      select id, name, parent_id, is_root, trash_batch, 0 from folders where id = ${startId}
+      union all
+      select f.id, f.name, f.parent_id, f.is_root, f.trash_batch, chain.depth + 1
+      from folders f join chain on f.id = chain.parent_id
+    )
+    select id, name, is_root, trash_batch, depth from chain order by depth
+  `.execute(db);
+  return result.rows.map((r) => ({ ...r, depth: Number(r.depth), is_root: Number(r.is_root) }));
+}
+
+/** Names of the non-root ancestors (and the item itself) of several folders at once: their display paths. */
+export async function displayPaths(db: DbOrTrx, ids: string[]): Promise<Map<string, string>> {
+  const paths = new Map<string, string>();
+  if (ids.length === 0) return paths;
+  const result = await sql<{ start_id: string; name: string; depth: number }>`
+    with recursive up (start_id, id, name, parent_id, depth) as (
+      select id, id, name, parent_id, 0 from folders where id in (${sql.join(ids)}) and is_root = 0
+      union all
+      select up.start_id, f.id, f.name, f.parent_id, up.depth + 1
+      from folders f join up on f.id = up.parent_id where f.is_root = 0
+    )
+    select start_id, name, depth from up
+  `.execute(db);
+  const byStart = new Map<string, { name: string; depth: number }[]>();
+  for (const row of result.rows) {
+    const list = byStart.get(row.start_id) ?? [];
+    list.push({ name: row.name, depth: Number(row.depth) });
+    byStart.set(row.start_id, list);
+  }
+  for (const id of ids) {
+    const names = (byStart.get(id) ?? []).sort((a, b) => b.depth - a.depth).map((n) => n.name);
+    paths.set(id, `/${names.join('/')}`);
+  }
+  return paths;
+}
+
+export interface ChildPage {
+  rows: FolderRow[];
+  hasMore: boolean;
+}
+
+/** One page of a folder's children in the same trash state as the parent, by (name, id). */
+export async function listChildren(
+  db: DbOrTrx,
+  parentId: string,
+  trashBatch: string,
+  page: { limit: number; after?: [string, string] },
+): Promise<ChildPage> {
+  let query = db
+    .selectFrom('folders')
+    .selectAll()
+    .where('parent_id', '=', parentId)
+    .where('trash_batch', '=', trashBatch);
+  if (page.after) {
+    const [name, id] = page.after;
+    query = query.where((eb) => eb.or([eb('name', '>', name), eb.and([eb('name', '=', name), eb('id', '>', id)])]));
+  }
+  const rows = await query.orderBy('name').orderBy('id').limit(page.limit + 1).execute();
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+/** One page of every live non-root folder of a bucket, in creation order. */
+export async function listBucketFolders(db: DbOrTrx, bucketId: string, page: { limit: number; afterId?: string }): Promise<ChildPage> {
+  let query = db
+    .selectFrom('folders')
+    .selectAll()
+    .where('bucket_id', '=', bucketId)
+    .where('trash_batch', '=', '')
+    .where('is_root', '=', 0);
+  if (page.afterId) query = query.where('id', '>', page.afterId);
+  const rows = await query.orderBy('id').limit(page.limit + 1).execute();
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+/** Whether a live folder named `name` sits directly in `parentId`. */
+export async function liveFolderNamed(db: DbOrTrx, parentId: string, name: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('folders')
+    .select('id')
+    .where('parent_id', '=', parentId)
+    .where('name', '=', name)
+    .where('trash_batch', '=', '')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertFolders(db: DbOrTrx, rows: NewFolder[]): Promise<void> {
+  // Chunks keep each statement under the engines' bound-parameter limits.
+  const CHUNK = 500;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await db.insertInto('folders').values(rows.slice(i, i + CHUNK)).execute();
+  }
+}
+
+export async function updateFolder(
+  db: DbOrTrx,
+  id: string,
+  changes: Partial<Pick<FolderRow, 'name' | 'visibility' | 'is_share' | 'parent_id' | 'updated_at' | 'last_access_at'>>,
+): Promise<void> {
+  await db.updateTable('folders').set(changes).where('id', '=', id).execute();
+}
+
+/** What an item adds to the aggregates of the folders above it. */
+export interface Contribution {
+  folders: number;
+  files: number;
+  bytes: number;
+}
+
+export function contributionOf(folder: Pick<FolderRow, 'subtree_folders' | 'subtree_files' | 'subtree_bytes'>): Contribution {
+  return { folders: Number(folder.subtree_folders) + 1, files: Number(folder.subtree_files), bytes: Number(folder.subtree_bytes) };
+}
+
+/**
+ * Adds `sign × contribution` to the aggregates of `parentId` and of its ancestors in the same
+ * trash state (`trashBatch`), and `sign × direct` to the parent's child counts. One statement
+ * whatever the depth. The walk stops where the trash state changes, which is what keeps the
+ * aggregates of the live tree and of each trashed batch separate.
+ */
+export async function adjustChain(
+  db: DbOrTrx,
+  parentId: string,
+  trashBatch: string,
+  sign: 1 | -1,
+  contribution: Contribution,
+  direct: { folders: number; files: number },
+): Promise<void> {
+  const f = sign * contribution.folders;
+  const n = sign * contribution.files;
+  const b = sign * contribution.bytes;
+  const df = sign * direct.folders;
+  const dn = sign * direct.files;
+  await sql`
+    update folders set
+      subtree_folders = subtree_folders + ${f},
+      subtree_files = subtree_files + ${n},
+      subtree_bytes = subtree_bytes + ${b},
+      child_folders = child_folders + case when id = ${parentId} then ${df} else 0 end,
+      child_files = child_files + case when id = ${parentId} then ${dn} else 0 end
+    where id in (
+      with recursive chain (id, parent_id) as (
+        select id, parent_id from folders where id = ${parentId} and trash_batch = ${trashBatch}
+        union all
+        select p.id, p.parent_id from folders p join chain on p.id = chain.parent_id where p.trash_batch = ${trashBatch}
+      )
+      select id from chain
+    )
+  `.execute(db);
+}
+
+/** Sets `trash_batch` and `deleted_at` on a folder and its descendants that are in state `fromBatch`. */
+export async function setSubtreeTrashState(
+  db: DbOrTrx,
+  rootId: string,
+  fromBatch: string,
+  toBatch: string,
+  deletedAt: string | null,
+): Promise<void> {
+  await sql`
+    update folders set trash_batch = ${toBatch}, deleted_at = ${deletedAt}
+    where id in (
+      with recursive sub (id) as (
+        select id from folders where id = ${rootId}
+        union all
+        select c.id from folders c join sub on c.parent_id = sub.id where c.trash_batch = ${fromBatch}
+      )
+      select id from sub
+    )
+  `.execute(db);
+}
+
+/** The folder and every descendant, whatever their trash state, deepest first. */
+export async function wholeSubtreeIds(db: DbOrTrx, rootId: string): Promise<string[]> {
+  const result = await sql<{ id: string; depth: number }>`
+    with recursive sub (id, depth) as (
+      select id, 0 from folders where id = ${rootId}
+      union all
+      select c.id, sub.depth + 1 from folders c join sub on c.parent_id = sub.id
+    )
+    select id, depth from sub
+  `.execute(db);
+  return result.rows.sort((a, b) => Number(b.depth) - Number(a.depth)).map((r) => r.id);
+}
+
+/** Deletes a folder and its whole subtree in one statement (the parent reference is checked at its end). */
+export async function deleteSubtree(db: DbOrTrx, rootId: string): Promise<void> {
+  await sql`
+    delete from folders where id in (
+      with recursive sub (id) as (
+        select id from folders where id = ${rootId}
+        union all
+        select c.id from folders c join sub on c.parent_id = sub.id
+      )
+      select id from sub
+    )
+  `.execute(db);
+}
+
+/** Moves every folder of a subtree to another bucket (a cross-bucket move). */
+export async function setSubtreeBucket(db: DbOrTrx, rootId: string, bucketId: string): Promise<void> {
+  await sql`
+    update folders set bucket_id = ${bucketId}
+    where id in (
+      with recursive sub (id) as (
+        select id from folders where id = ${rootId}
+        union all
+        select c.id from folders c join sub on c.parent_id = sub.id
+      )
+      select id from sub
+    )
+  `.execute(db);
+}
+
+/** The live subtree of a folder (itself first), parents always before their children. */
+export async function liveSubtree(db: DbOrTrx, rootId: string): Promise<FolderRow[]> {
+  const result = await sql<FolderRow & { depth: number }>`
+    with recursive sub (id, depth) as (
+      select id, 0 from folders where id = ${rootId}
+      union all
+      select c.id, sub.depth + 1 from folders c join sub on c.parent_id = sub.id where c.trash_batch = ''
+    )
+    select f.*, sub.depth from folders f join sub on f.id = sub.id order by sub.depth
+  `.execute(db);
+  return result.rows.map(({ depth: _depth, ...row }) => row as FolderRow);
+}
+
+/** Trashed folders that were trashed on their own (the roots of trash batches) of one owner. */
+export function listTrashRoots(db: DbOrTrx, ownerId: string, bucketId?: string) {
+  let query = db
+    .selectFrom('folders')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .whereRef('trash_batch', '=', 'id');
+  if (bucketId) query = query.where('bucket_id', '=', bucketId);
+  return query.orderBy('deleted_at', 'desc').execute();
+}

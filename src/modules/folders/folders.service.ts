@@ -1,0 +1,402 @@
+import { loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
+import type { AppContext, Principal } from '../../context.js';
+import type { DbOrTrx } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { FolderRow, NewFolder } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
+import { assertId, newId, randomToken } from '../../lib/ids.js';
+import { assertName } from '../../lib/names.js';
+import { nowIso } from '../../lib/time.js';
+import { findUserById } from '../accounts/accounts.repository.js';
+import { locationLabel } from '../regions/regions.repository.js';
+import * as repo from './folders.repository.js';
+
+export type Visibility = 'private' | 'public';
+
+/** The folder detail of the interface document (plus a few fields of ours after `shareUrl`). */
+export interface FolderDetail {
+  id: string;
+  name: string;
+  visibility: Visibility;
+  createdAt: string;
+  updatedAt: string;
+  lastAccessAt: string | null;
+  totalFiles: number;
+  totalSubfolders: number;
+  totalSizeByte: number;
+  sharedUsersCount: number;
+  ownerFolder: { userId: string; name: string } | null;
+  displayPath: string;
+  locationLabel: string;
+  parentId: string;
+  parentName: string;
+  isRoot: boolean;
+  accessUrl: string;
+  shareUrl: string;
+  bucketId: string;
+  hashUrl: string;
+  isDelete: boolean;
+  deletedAt: string | null;
+}
+
+/** An item of the subfolders and folder list responses. */
+export interface FolderListItem {
+  id: string;
+  bucketId: string;
+  parentId: string;
+  hashUrl: string;
+  name: string;
+  visibility: Visibility;
+  isDelete: boolean;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+export interface UpdateFolderInput {
+  name?: string;
+  visibility?: Visibility;
+  isPrivate?: boolean;
+  isShare?: boolean;
+}
+
+// lastAccessAt is written at most once a minute per folder, so reads stay reads.
+const ACCESS_WRITE_INTERVAL_MS = 60_000;
+
+function listItem(row: FolderRow): FolderListItem {
+  return {
+    id: row.id,
+    bucketId: row.bucket_id,
+    parentId: row.parent_id ?? '',
+    hashUrl: row.hash_url,
+    name: row.name,
+    visibility: row.visibility,
+    isDelete: row.trash_batch !== '',
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    deletedAt: row.deleted_at,
+  };
+}
+
+function parseLimit(limit: number | undefined): number {
+  return limit ?? DEFAULT_PAGE_SIZE;
+}
+
+export function folderService(ctx: AppContext) {
+  const { db } = ctx;
+
+  async function detailRow(folderId: string) {
+    const row = await repo.findFolderWithLocation(db, folderId);
+    if (!row) throw new AppError('FOLDER_NOT_FOUND');
+    return row;
+  }
+
+  async function detail(principal: Principal, folderId: string): Promise<FolderDetail> {
+    return toDetail(principal, await detailRow(folderId));
+  }
+
+  /** Builds the detail object; `recordAccess` marks a read by a user. */
+  async function toDetail(
+    principal: Principal,
+    row: Awaited<ReturnType<typeof detailRow>>,
+    options: { recordAccess?: boolean } = {},
+  ): Promise<FolderDetail> {
+    const ancestors = row.parent_id ? await repo.ancestorsFrom(db, row.parent_id) : [];
+    const names = ancestors.filter((a) => !a.is_root).map((a) => a.name).reverse();
+    if (!row.is_root) names.push(row.name);
+    let lastAccessAt = row.last_access_at;
+    if (options.recordAccess) lastAccessAt = await recordAccess(row);
+    const owned = row.owner_id === principal.userId;
+    const owner = owned ? undefined : await findUserById(db, row.owner_id);
+    return {
+      id: row.id,
+      name: row.name,
+      visibility: row.visibility,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      lastAccessAt,
+      totalFiles: Number(row.subtree_files),
+      totalSubfolders: Number(row.subtree_folders),
+      totalSizeByte: Number(row.subtree_bytes),
+      sharedUsersCount: 0,
+      ownerFolder: owned ? null : { userId: row.owner_id, name: owner?.name ?? '' },
+      displayPath: `/${names.join('/')}`,
+      locationLabel: locationLabel({ name_en: row.location_name, region_code: row.location_code }),
+      parentId: row.parent_id ?? '',
+      parentName: ancestors[0] && !row.is_root ? ancestors[0].name : '',
+      isRoot: row.is_root === 1,
+      accessUrl: `/folders/details/${row.id}`,
+      shareUrl: `/folders/share/${row.id}`,
+      bucketId: row.bucket_id,
+      hashUrl: row.hash_url,
+      isDelete: row.trash_batch !== '',
+      deletedAt: row.deleted_at,
+    };
+  }
+
+  async function recordAccess(row: Pick<FolderRow, 'id' | 'last_access_at'>): Promise<string | null> {
+    const now = nowIso();
+    if (row.last_access_at && Date.parse(now) - Date.parse(row.last_access_at) < ACCESS_WRITE_INTERVAL_MS) return row.last_access_at;
+    await repo.updateFolder(db, row.id, { last_access_at: now });
+    return now;
+  }
+
+  async function details(principal: Principal, folderId: string): Promise<FolderDetail> {
+    const row = await detailRow(folderId);
+    if (!mayActOnFolder(principal, row, 'view')) throw new AppError('FOLDER_ACCESS_DENIED');
+    return toDetail(principal, row, { recordAccess: true });
+  }
+
+  /** Resolves the `root` alias: the root of `bucketId`, or of the caller's default bucket. */
+  async function resolveFolderId(principal: Principal, folderId: string, bucketId?: string): Promise<string> {
+    if (folderId !== 'root') return folderId;
+    let id = bucketId;
+    if (id === undefined) {
+      const user = await findUserById(db, principal.userId);
+      id = user?.default_bucket_id ?? undefined;
+      if (!id) throw new AppError('BUCKET_NOT_FOUND', 'You have no default bucket; pass bucketId');
+    }
+    const bucket = await loadBucketFor(db, principal, assertId('bkt', id, 'bucketId'));
+    return bucket.root_folder_id!;
+  }
+
+  async function subfolders(principal: Principal, folderIdOrRoot: string, query: { limit?: number; cursor?: string; bucketId?: string }) {
+    const folderId = await resolveFolderId(principal, folderIdOrRoot, query.bucketId);
+    const parent = await loadFolderFor(db, principal, folderId, 'view', 'FOLDER_FORBIDDEN');
+    const after = query.cursor ? (decodeCursor(query.cursor, 2) as [string, string]) : undefined;
+    const limit = parseLimit(query.limit);
+    const page = await repo.listChildren(db, parent.id, parent.trash_batch, { limit, after });
+    await recordAccess(parent);
+    const last = page.rows[page.rows.length - 1];
+    return {
+      data: page.rows.map(listItem),
+      total: Number(parent.child_folders),
+      parentFolder: { id: parent.id, name: parent.name, bucketId: parent.bucket_id },
+      nextCursor: page.hasMore && last ? encodeCursor([last.name, last.id]) : null,
+    };
+  }
+
+  async function listBucket(principal: Principal, bucketId: string, query: { limit?: number; cursor?: string }) {
+    const bucket = await loadBucketFor(db, principal, bucketId);
+    const root = await repo.findFolder(db, bucket.root_folder_id!);
+    const afterId = query.cursor ? String(decodeCursor(query.cursor, 1)[0]) : undefined;
+    const page = await repo.listBucketFolders(db, bucket.id, { limit: parseLimit(query.limit), afterId });
+    const paths = await repo.displayPaths(db, page.rows.map((r) => r.id));
+    const last = page.rows[page.rows.length - 1];
+    return {
+      data: page.rows.map((row) => ({ ...listItem(row), displayPath: paths.get(row.id) ?? '/' })),
+      total: Number(root?.subtree_folders ?? 0),
+      nextCursor: page.hasMore && last ? encodeCursor([last.id]) : null,
+    };
+  }
+
+  async function assertNameFree(trx: DbOrTrx, parentId: string, name: string): Promise<void> {
+    if (await repo.liveFolderNamed(trx, parentId, name)) {
+      throw new AppError('NAME_CONFLICT', `An item named "${name}" already exists in this folder`);
+    }
+  }
+
+  /** `base`, or the first of `base (suffix)`, `base (suffix 2)`, … that is free in `parentId`. */
+  async function freeName(trx: DbOrTrx, parentId: string, base: string, suffix: string): Promise<string> {
+    if (!(await repo.liveFolderNamed(trx, parentId, base))) return base;
+    for (let n = 1; n < 1000; n++) {
+      const candidate = `${base} (${n === 1 ? suffix : `${suffix} ${n}`})`;
+      if (Buffer.byteLength(candidate) <= 255 && !(await repo.liveFolderNamed(trx, parentId, candidate))) return candidate;
+    }
+    throw new AppError('NAME_CONFLICT');
+  }
+
+  /** Runs a mutation in one transaction; a race on the unique sibling-name index becomes 409. */
+  async function mutate<T>(work: (trx: DbOrTrx) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('NAME_CONFLICT');
+      throw error;
+    }
+  }
+
+  function requireLive(folder: FolderRow): void {
+    if (folder.trash_batch !== '') throw new AppError('FOLDER_IN_TRASH');
+  }
+
+  /** Removes a folder's contribution from the folders above it (those in its own trash state). */
+  async function detach(trx: DbOrTrx, folder: FolderRow): Promise<void> {
+    if (!folder.parent_id) return;
+    await repo.adjustChain(trx, folder.parent_id, folder.trash_batch, -1, repo.contributionOf(folder), { folders: 1, files: 0 });
+  }
+
+  /** Adds a live folder's contribution to a live parent and its ancestors. */
+  async function attach(trx: DbOrTrx, folder: FolderRow, parentId: string): Promise<void> {
+    await repo.adjustChain(trx, parentId, '', 1, repo.contributionOf(folder), { folders: 1, files: 0 });
+  }
+
+  async function create(principal: Principal, bucketId: string, input: { name: string; parentId?: string; visibility?: Visibility }) {
+    const bucket = await loadBucketFor(db, principal, bucketId);
+    const name = assertName(input.name);
+    const parentId = input.parentId ? assertId('fld', input.parentId, 'parentId') : bucket.root_folder_id!;
+    const id = newId('fld');
+    await mutate(async (trx) => {
+      const parent = await loadFolderFor(trx, principal, parentId, 'edit');
+      if (parent.bucket_id !== bucket.id) throw new AppError('FOLDER_NOT_FOUND', 'The parent folder is not in this bucket');
+      requireLive(parent);
+      await assertNameFree(trx, parent.id, name);
+      const now = nowIso();
+      const row: NewFolder = {
+        id,
+        bucket_id: bucket.id,
+        owner_id: parent.owner_id,
+        parent_id: parent.id,
+        name,
+        visibility: input.visibility ?? 'private',
+        is_share: 1,
+        hash_url: randomToken(),
+        is_root: 0,
+        deleted_at: null,
+        last_access_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await repo.insertFolders(trx, [row]);
+      await repo.adjustChain(trx, parent.id, '', 1, { folders: 1, files: 0, bytes: 0 }, { folders: 1, files: 0 });
+    });
+    return detail(principal, id);
+  }
+
+  async function update(principal: Principal, folderId: string, input: UpdateFolderInput): Promise<void> {
+    if (input.name === undefined && input.visibility === undefined && input.isPrivate === undefined && input.isShare === undefined) {
+      throw new AppError('EMPTY_UPDATE', undefined, [{ field: 'body', problem: 'give name, visibility, isPrivate or isShare' }]);
+    }
+    const fromFlag = input.isPrivate === undefined ? undefined : input.isPrivate ? 'private' : 'public';
+    if (input.visibility && fromFlag && input.visibility !== fromFlag) throw new AppError('VISIBILITY_CONFLICT');
+    const visibility = input.visibility ?? fromFlag;
+    const name = input.name === undefined ? undefined : assertName(input.name);
+    await mutate(async (trx) => {
+      const folder = await loadFolderFor(trx, principal, folderId, input.isShare === undefined ? 'edit' : 'manage');
+      requireLive(folder);
+      if (name !== undefined && name !== folder.name) {
+        if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'The root folder takes the name of its bucket; rename the bucket instead');
+        await assertNameFree(trx, folder.parent_id!, name);
+      }
+      await repo.updateFolder(trx, folder.id, {
+        ...(name !== undefined ? { name } : {}),
+        ...(visibility !== undefined ? { visibility } : {}),
+        ...(input.isShare !== undefined ? { is_share: input.isShare ? 1 : 0 } : {}),
+        updated_at: nowIso(),
+      });
+    });
+  }
+
+  async function remove(principal: Principal, folderId: string, mode: 'soft' | 'hard'): Promise<void> {
+    await mutate(async (trx) => {
+      const folder = await loadFolderFor(trx, principal, folderId, mode === 'hard' ? 'manage' : 'edit');
+      if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY');
+      if (mode === 'soft') {
+        if (folder.trash_batch !== '') return; // already in the trash: nothing to do
+        await detach(trx, folder);
+        await repo.setSubtreeTrashState(trx, folder.id, '', folder.id, nowIso());
+        return;
+      }
+      await detach(trx, folder);
+      await repo.deleteSubtree(trx, folder.id);
+    });
+  }
+
+  async function restore(principal: Principal, folderId: string): Promise<FolderDetail> {
+    await mutate(async (trx) => {
+      const folder = await loadFolderFor(trx, principal, folderId, 'edit');
+      if (folder.trash_batch === '') throw new AppError('NOT_IN_TRASH');
+      const bucket = await loadBucketFor(trx, principal, folder.bucket_id);
+      const oldParent = folder.parent_id ? await repo.findFolder(trx, folder.parent_id) : undefined;
+      const parentId = oldParent && oldParent.trash_batch === '' ? oldParent.id : bucket.root_folder_id!;
+      // Restoring a folder from inside a trashed one takes it out of that batch first.
+      await detach(trx, folder);
+      // Pick the name while the folder is still in the trash, so it does not collide with itself.
+      const name = await freeName(trx, parentId, folder.name, 'restored');
+      await repo.updateFolder(trx, folder.id, { parent_id: parentId, name, updated_at: nowIso() });
+      await repo.setSubtreeTrashState(trx, folder.id, folder.trash_batch, '', null);
+      await attach(trx, folder, parentId);
+    });
+    return detail(principal, folderId);
+  }
+
+  /** Loads a live move/copy target and refuses targets inside `folder` itself. */
+  async function loadTarget(trx: DbOrTrx, principal: Principal, folder: FolderRow, targetId: string): Promise<FolderRow> {
+    const target = await loadFolderFor(trx, principal, assertId('fld', targetId, 'targetParentId'), 'edit');
+    requireLive(target);
+    const chain = await repo.ancestorsFrom(trx, target.id);
+    if (chain.some((a) => a.id === folder.id)) throw new AppError('INVALID_MOVE');
+    return target;
+  }
+
+  async function move(principal: Principal, folderId: string, input: { targetParentId: string }): Promise<FolderDetail> {
+    await mutate(async (trx) => {
+      const folder = await loadFolderFor(trx, principal, folderId, 'edit');
+      if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY');
+      requireLive(folder);
+      const target = await loadTarget(trx, principal, folder, input.targetParentId);
+      if (target.id === folder.parent_id) return;
+      await assertNameFree(trx, target.id, folder.name);
+      await detach(trx, folder);
+      await repo.updateFolder(trx, folder.id, { parent_id: target.id, updated_at: nowIso() });
+      if (target.bucket_id !== folder.bucket_id) await repo.setSubtreeBucket(trx, folder.id, target.bucket_id);
+      await attach(trx, folder, target.id);
+    });
+    return detail(principal, folderId);
+  }
+
+  async function copy(principal: Principal, folderId: string, input: { targetParentId: string; name?: string }): Promise<FolderDetail> {
+    const requestedName = input.name === undefined ? undefined : assertName(input.name);
+    const copyId = newId('fld');
+    await mutate(async (trx) => {
+      const folder = await loadFolderFor(trx, principal, folderId, 'view');
+      if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'Copy the folders of a bucket, not its root');
+      requireLive(folder);
+      const target = await loadTarget(trx, principal, folder, input.targetParentId);
+      let name: string;
+      if (requestedName !== undefined) {
+        await assertNameFree(trx, target.id, requestedName);
+        name = requestedName;
+      } else {
+        name = await freeName(trx, target.id, folder.name, 'copy');
+      }
+      const subtree = await repo.liveSubtree(trx, folder.id);
+      const now = nowIso();
+      const ids = new Map<string, string>([[folder.id, copyId]]);
+      const rows: NewFolder[] = subtree.map((row) => {
+        const id = ids.get(row.id) ?? newId('fld');
+        ids.set(row.id, id);
+        const top = row.id === folder.id;
+        return {
+          id,
+          bucket_id: target.bucket_id,
+          owner_id: target.owner_id,
+          parent_id: top ? target.id : ids.get(row.parent_id!)!,
+          name: top ? name : row.name,
+          visibility: row.visibility,
+          is_share: row.is_share,
+          hash_url: randomToken(),
+          is_root: 0,
+          deleted_at: null,
+          // The copy holds the same live subtree, so the same aggregates.
+          subtree_files: row.subtree_files,
+          subtree_folders: row.subtree_folders,
+          subtree_bytes: row.subtree_bytes,
+          child_folders: row.child_folders,
+          child_files: row.child_files,
+          last_access_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+      });
+      await repo.insertFolders(trx, rows);
+      await attach(trx, subtree[0], target.id);
+    });
+    return detail(principal, copyId);
+  }
+
+  return { details, subfolders, listBucket, create, update, remove, restore, move, copy };
+}
+
+export type FolderService = ReturnType<typeof folderService>;
