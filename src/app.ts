@@ -17,6 +17,12 @@ import { folderRoutes } from './modules/folders/folders.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
 import { VERSION } from './version.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: readonly { method: string; url: string }[];
+  }
+}
+
 export interface AppDeps {
   config: Config;
   database: DatabaseHandle;
@@ -77,6 +83,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   app.decorateRequest('principal', null);
+  // Every route as registered, so tests can check the OpenAPI document covers them all.
+  const routes: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
+  app.decorate('registeredRoutes', routes);
   app.addSchema(ErrorBody);
   app.addSchema(User);
 

@@ -4,19 +4,29 @@ import { seedRegions } from '../modules/regions/regions.repository.js';
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
-/** Opens the configured database, brings its schema up to date and seeds the shipped reference data. */
-export async function prepareDatabase(config: Config, extra: Partial<DatabaseOptions> = {}): Promise<DatabaseHandle> {
+/**
+ * Opens the configured database, brings its schema up to date and seeds the shipped reference
+ * data; also returns the names of the migrations it applied.
+ */
+export async function prepareDatabaseWithReport(
+  config: Config,
+  extra: Partial<DatabaseOptions> = {},
+): Promise<{ database: DatabaseHandle; applied: string[] }> {
   const database = await openDatabase({
     url: config.databaseUrl,
     sqliteFile: path.join(config.dataDir, 'coffre.db'),
     ...extra,
   });
   try {
-    await migrateToLatest(database.db, database.schema);
+    const applied = await migrateToLatest(database.db, database.schema);
     await seedRegions(database.db);
+    return { database, applied };
   } catch (error) {
     await database.close();
     throw error;
   }
-  return database;
+}
+
+export async function prepareDatabase(config: Config, extra: Partial<DatabaseOptions> = {}): Promise<DatabaseHandle> {
+  return (await prepareDatabaseWithReport(config, extra)).database;
 }
