@@ -1,0 +1,43 @@
+import type { Readable } from 'node:stream';
+
+/** A byte range, both ends inclusive, like HTTP `Range`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export class BlobNotFoundError extends Error {
+  constructor(key: string) {
+    super(`blob ${key} not found`);
+    this.name = 'BlobNotFoundError';
+  }
+}
+
+/**
+ * Where encrypted content lives. Keys are random (never derived from names or content); values
+ * are opaque bytes. Every implementation passes the same contract suite (test/blobs/).
+ */
+export interface BlobStore {
+  /** Short name for logs and readiness output, e.g. `fs`. */
+  readonly kind: string;
+  /**
+   * Stores the stream under `key`. Resolves only once the bytes are durable; if the stream fails
+   * or is destroyed, nothing is left under `key` (nor anywhere else that the store cannot reclaim).
+   */
+  put(key: string, body: Readable): Promise<{ size: number }>;
+  /** Reads a blob, or one byte range of it. Rejects with BlobNotFoundError for an unknown key. */
+  get(key: string, range?: ByteRange): Promise<Readable>;
+  /** Deletes a blob; deleting a missing blob is not an error. */
+  delete(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+  /** Cheap reachability check for `/readyz`. */
+  ping(): Promise<void>;
+}
+
+const BLOB_KEY = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** Blob keys come from `newBlobKey`; anything else (a path, `..`) is refused before reaching storage. */
+export function assertBlobKey(key: string): string {
+  if (!BLOB_KEY.test(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);
+  return key;
+}

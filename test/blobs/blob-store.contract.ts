@@ -1,0 +1,85 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { BlobNotFoundError, type BlobStore } from '../../src/blobs/blob-store.js';
+import { newBlobKey } from '../../src/blobs/blob-keys.js';
+
+/**
+ * The contract every BlobStore passes (run by one test file per store). `make` returns a fresh
+ * store and a function that lists every stored object, temp files included, to check that
+ * failed writes leave nothing behind.
+ */
+export function blobStoreContract(name: string, make: (t: import('node:test').TestContext) => Promise<{ store: BlobStore; listAll: () => Promise<string[]> }>) {
+  describe(`BlobStore contract: ${name}`, () => {
+    it('puts and gets back the same bytes, and reports the size', async (t) => {
+      const { store } = await make(t);
+      for (const size of [0, 1, 65536, 3 * 1024 * 1024 + 7]) {
+        const key = newBlobKey();
+        const data = randomBytes(size);
+        const { size: stored } = await store.put(key, Readable.from([data]));
+        assert.equal(stored, size);
+        assert.ok(await store.exists(key));
+        assert.deepEqual(await buffer(await store.get(key)), data);
+      }
+    });
+
+    it('reads byte ranges, inclusive at both ends', async (t) => {
+      const { store } = await make(t);
+      const key = newBlobKey();
+      const data = randomBytes(200_000);
+      await store.put(key, Readable.from(chunks(data, 7777)));
+      for (const [start, end] of [[0, 0], [0, 65535], [65536, 65536], [199_999, 199_999], [1000, 150_000]]) {
+        assert.deepEqual(await buffer(await store.get(key, { start, end })), data.subarray(start, end + 1), `range ${start}-${end}`);
+      }
+    });
+
+    it('rejects an unknown key with BlobNotFoundError', async (t) => {
+      const { store } = await make(t);
+      await assert.rejects(store.get(newBlobKey()), BlobNotFoundError);
+      assert.equal(await store.exists(newBlobKey()), false);
+    });
+
+    it('deletes, and deleting twice is not an error', async (t) => {
+      const { store, listAll } = await make(t);
+      const key = newBlobKey();
+      await store.put(key, Readable.from([Buffer.from('hello')]));
+      await store.delete(key);
+      await store.delete(key);
+      assert.equal(await store.exists(key), false);
+      assert.deepEqual(await listAll(), []);
+    });
+
+    it('leaves nothing behind when the source stream fails mid-way', async (t) => {
+      const { store, listAll } = await make(t);
+      const key = newBlobKey();
+      const failing = new Readable({
+        read() {
+          this.push(randomBytes(100_000));
+          this.destroy(new Error('client went away'));
+        },
+      });
+      await assert.rejects(store.put(key, failing), /client went away/);
+      assert.equal(await store.exists(key), false);
+      assert.deepEqual(await listAll(), []);
+    });
+
+    it('refuses keys that are not blob keys (no path tricks)', async (t) => {
+      const { store } = await make(t);
+      for (const bad of ['../../etc/passwd', 'a/b', '', 'short']) {
+        await assert.rejects(async () => store.put(bad, Readable.from([Buffer.from('x')])));
+        await assert.rejects(async () => store.get(bad));
+      }
+    });
+
+    it('answers ping', async (t) => {
+      const { store } = await make(t);
+      await store.ping();
+    });
+  });
+}
+
+function* chunks(data: Buffer, size: number) {
+  for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
+}
