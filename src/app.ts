@@ -6,6 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
+import { Keyring } from './crypto/keyring.js';
+import { loadMasterKey } from './crypto/master-key.js';
 import type { DatabaseHandle } from './db/database.js';
 import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
@@ -28,6 +30,8 @@ export interface AppDeps {
   database: DatabaseHandle;
   /** Where log lines go; default stdout. Tests pass a collector, or `false` for silence. */
   logStream?: Writable | false;
+  /** Default: from the configured or generated master key. */
+  keyring?: Keyring;
 }
 
 /** Secrets that must never reach a log line, wherever they appear. */
@@ -54,7 +58,8 @@ function errorCatalogDescription(): string {
 /** Builds the whole HTTP application on an open database; the caller owns the database. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
-  const ctx: AppContext = { config, database, db: database.db };
+  const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
+  const ctx: AppContext = { config, database, db: database.db, keyring };
   const app = Fastify({
     logger:
       deps.logStream === false

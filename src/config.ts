@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseMasterKey } from './crypto/master-key.js';
 
 export type RegistrationPolicy = 'open' | 'closed' | 'first-user';
 
@@ -18,6 +19,8 @@ export interface Config {
   /** Largest accepted JSON request body, in bytes. */
   readonly jsonBodyLimit: number;
   readonly logLevel: string;
+  /** COFFRE_MASTER_KEY; null: read or create `<dataDir>/master.key`. */
+  readonly masterKey: string | null;
   readonly trustProxy: boolean;
   /** Failed logins allowed per account, and per client address, within `loginWindowSeconds`. */
   readonly loginMaxFailuresPerAccount: number;
@@ -40,6 +43,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', '20', 'Failed logins per client address before 429'],
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
+  ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
 
@@ -109,8 +113,16 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     loginWindowSeconds: int('COFFRE_LOGIN_WINDOW_SECONDS', 900, 1),
     trustProxy: bool('COFFRE_TRUST_PROXY', false),
     logLevel,
+    masterKey: env.COFFRE_MASTER_KEY || null,
     ...overrides,
   };
+  if (env.COFFRE_MASTER_KEY) {
+    try {
+      parseMasterKey(env.COFFRE_MASTER_KEY);
+    } catch (error) {
+      problems.push(`COFFRE_MASTER_KEY: ${(error as Error).message}`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

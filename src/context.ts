@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import type { Keyring } from './crypto/keyring.js';
 import type { DatabaseHandle, Db } from './db/database.js';
 
 /** What every module is built with: configuration and the open database. */
@@ -6,6 +7,7 @@ export interface AppContext {
   readonly config: Config;
   readonly database: DatabaseHandle;
   readonly db: Db;
+  readonly keyring: Keyring;
 }
 
 /** The signed-in caller of a request, resolved from its bearer token. */

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
+import { Keyring } from '../crypto/keyring.js';
+import { loadMasterKey } from '../crypto/master-key.js';
 import { prepareDatabase, prepareDatabaseWithReport } from '../db/prepare.js';
 import { AppError } from '../errors.js';
 import { accountService } from '../modules/accounts/accounts.service.js';
@@ -20,7 +22,7 @@ async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0])
   const config = loadConfig(process.env);
   const database = await prepareDatabase(config);
   try {
-    return await work({ config, database, db: database.db });
+    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)) });
   } finally {
     await database.close();
   }

@@ -82,6 +82,8 @@ export interface BucketsTable {
   owner_id: string;
   name: string;
   root_folder_id: string | null;
+  /** The bucket key wrapped by the master key. */
+  key_wrapped: string;
   created_at: string;
   updated_at: string;
 }
@@ -97,6 +99,8 @@ export interface FoldersTable {
   /** 0 forbids new share links on the folder. */
   is_share: number;
   hash_url: string;
+  /** The folder key wrapped by its parent's key (a root folder's by the bucket key). */
+  key_wrapped: string;
   is_root: number;
   /**
    * '' while live. When a folder is trashed, it and its live subtree get the trashed folder's id

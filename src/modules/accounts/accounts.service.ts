@@ -104,7 +104,7 @@ export function accountService(ctx: AppContext) {
         await repo.insertUser(trx, user);
         const datahubId = newId('dhb');
         await insertDatahub(trx, { id: datahubId, owner_id: user.id, name: DEFAULT_DATAHUB_NAME, location_id: location.id, created_at: now, updated_at: now });
-        const bucket = await insertBucketWithRoot(trx, { ownerId: user.id, datahubId, name: DEFAULT_BUCKET_NAME, now });
+        const bucket = await insertBucketWithRoot(trx, ctx.keyring, { ownerId: user.id, datahubId, name: DEFAULT_BUCKET_NAME, now });
         await repo.setUserDefaults(trx, user.id, datahubId, bucket.id);
         return { ...user, default_datahub_id: datahubId, default_bucket_id: bucket.id };
       });

@@ -133,7 +133,7 @@ export async function insertFolders(db: DbOrTrx, rows: NewFolder[]): Promise<voi
 export async function updateFolder(
   db: DbOrTrx,
   id: string,
-  changes: Partial<Pick<FolderRow, 'name' | 'visibility' | 'is_share' | 'parent_id' | 'updated_at' | 'last_access_at'>>,
+  changes: Partial<Pick<FolderRow, 'name' | 'visibility' | 'is_share' | 'parent_id' | 'key_wrapped' | 'updated_at' | 'last_access_at'>>,
 ): Promise<void> {
   await db.updateTable('folders').set(changes).where('id', '=', id).execute();
 }
@@ -271,4 +271,28 @@ export function listTrashRoots(db: DbOrTrx, ownerId: string, bucketId?: string) 
     .whereRef('trash_batch', '=', 'id');
   if (bucketId) query = query.where('bucket_id', '=', bucketId);
   return query.orderBy('deleted_at', 'desc').execute();
+}
+
+export interface KeyChain {
+  bucketId: string;
+  bucketKeyWrapped: string;
+  /** The wrapped keys from the bucket's root folder down to the folder asked for. */
+  folders: { id: string; key_wrapped: string }[];
+}
+
+/** Everything needed to unwrap a folder's key from the master key, in one query. */
+export async function keyChain(db: DbOrTrx, folderId: string): Promise<KeyChain | undefined> {
+  const result = await sql<{ id: string; key_wrapped: string; depth: number; bucket_id: string; bucket_key: string }>`
+    with recursive chain (id, parent_id, key_wrapped, bucket_id, depth) as (
+      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${folderId}
+      union all
+      select f.id, f.parent_id, f.key_wrapped, f.bucket_id, chain.depth + 1 from folders f join chain on f.id = chain.parent_id
+    )
+    select chain.id, chain.key_wrapped, chain.depth, chain.bucket_id, buckets.key_wrapped as bucket_key
+    from chain join buckets on buckets.id = chain.bucket_id
+    order by chain.depth desc
+  `.execute(db);
+  if (result.rows.length === 0) return undefined;
+  const root = result.rows[0];
+  return { bucketId: root.bucket_id, bucketKeyWrapped: root.bucket_key, folders: result.rows.map((r) => ({ id: r.id, key_wrapped: r.key_wrapped })) };
 }

@@ -8,7 +8,9 @@ import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.
 import { assertId, newId, randomToken } from '../../lib/ids.js';
 import { assertName } from '../../lib/names.js';
 import { nowIso } from '../../lib/time.js';
+import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { findUserById } from '../accounts/accounts.repository.js';
+import { folderKey } from './folders.keys.js';
 import { locationLabel } from '../regions/regions.repository.js';
 import * as repo from './folders.repository.js';
 
@@ -84,7 +86,7 @@ function parseLimit(limit: number | undefined): number {
 }
 
 export function folderService(ctx: AppContext) {
-  const { db } = ctx;
+  const { db, keyring } = ctx;
 
   async function detailRow(folderId: string) {
     const row = await repo.findFolderWithLocation(db, folderId);
@@ -232,6 +234,22 @@ export function folderService(ctx: AppContext) {
     await repo.adjustChain(trx, parentId, '', 1, repo.contributionOf(folder), { folders: 1, files: 0 });
   }
 
+  /**
+   * Puts a folder under another parent: its key is re-wrapped by the new parent's key (one wrap,
+   * whatever the subtree's size), and a move to another bucket carries the subtree along.
+   */
+  async function reparent(trx: DbOrTrx, folder: FolderRow, parentId: string, extra: { name?: string } = {}): Promise<void> {
+    if (parentId !== folder.parent_id) {
+      const key = openChildKey(await folderKey(trx, keyring, folder.parent_id!), folder.key_wrapped, folder.id);
+      const parent = (await repo.findFolder(trx, parentId))!;
+      const wrapped = rewrapChildKey(key, await folderKey(trx, keyring, parentId), folder.id);
+      await repo.updateFolder(trx, folder.id, { parent_id: parentId, key_wrapped: wrapped, ...extra, updated_at: nowIso() });
+      if (parent.bucket_id !== folder.bucket_id) await repo.setSubtreeBucket(trx, folder.id, parent.bucket_id);
+    } else {
+      await repo.updateFolder(trx, folder.id, { ...extra, updated_at: nowIso() });
+    }
+  }
+
   async function create(principal: Principal, bucketId: string, input: { name: string; parentId?: string; visibility?: Visibility }) {
     const bucket = await loadBucketFor(db, principal, bucketId);
     const name = assertName(input.name);
@@ -252,6 +270,7 @@ export function folderService(ctx: AppContext) {
         visibility: input.visibility ?? 'private',
         is_share: 1,
         hash_url: randomToken(),
+        key_wrapped: newChildKey(await folderKey(trx, keyring, parent.id), id).wrapped,
         is_root: 0,
         deleted_at: null,
         last_access_at: null,
@@ -314,7 +333,7 @@ export function folderService(ctx: AppContext) {
       await detach(trx, folder);
       // Pick the name while the folder is still in the trash, so it does not collide with itself.
       const name = await freeName(trx, parentId, folder.name, 'restored');
-      await repo.updateFolder(trx, folder.id, { parent_id: parentId, name, updated_at: nowIso() });
+      await reparent(trx, folder, parentId, { name });
       await repo.setSubtreeTrashState(trx, folder.id, folder.trash_batch, '', null);
       await attach(trx, folder, parentId);
     });
@@ -339,8 +358,7 @@ export function folderService(ctx: AppContext) {
       if (target.id === folder.parent_id) return;
       await assertNameFree(trx, target.id, folder.name);
       await detach(trx, folder);
-      await repo.updateFolder(trx, folder.id, { parent_id: target.id, updated_at: nowIso() });
-      if (target.bucket_id !== folder.bucket_id) await repo.setSubtreeBucket(trx, folder.id, target.bucket_id);
+      await reparent(trx, folder, target.id);
       await attach(trx, folder, target.id);
     });
     return detail(principal, folderId);
@@ -364,15 +382,21 @@ export function folderService(ctx: AppContext) {
       const subtree = await repo.liveSubtree(trx, folder.id);
       const now = nowIso();
       const ids = new Map<string, string>([[folder.id, copyId]]);
+      // Each copy gets a key of its own, wrapped by its (new) parent's key.
+      const keys = new Map<string, Buffer>([[target.id, await folderKey(trx, keyring, target.id)]]);
       const rows: NewFolder[] = subtree.map((row) => {
         const id = ids.get(row.id) ?? newId('fld');
         ids.set(row.id, id);
         const top = row.id === folder.id;
+        const parentId = top ? target.id : ids.get(row.parent_id!)!;
+        const key = newChildKey(keys.get(parentId)!, id);
+        keys.set(id, key.key);
         return {
+          key_wrapped: key.wrapped,
           id,
           bucket_id: target.bucket_id,
           owner_id: target.owner_id,
-          parent_id: top ? target.id : ids.get(row.parent_id!)!,
+          parent_id: parentId,
           name: top ? name : row.name,
           visibility: row.visibility,
           is_share: row.is_share,
