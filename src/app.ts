@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { Writable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
+import type { BlobStore } from './blobs/blob-store.js';
+import { FsBlobStore } from './blobs/fs/fs-blob-store.js';
 import type { AppContext } from './context.js';
 import { Keyring } from './crypto/keyring.js';
 import { loadMasterKey } from './crypto/master-key.js';
@@ -15,9 +18,14 @@ import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
+import { FileDetail } from './modules/files/files.schemas.js';
+import { FolderDetail, FolderListItem } from './modules/folders/folders.schemas.js';
+import { fileRoutes } from './modules/files/files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
+import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
 import { VERSION } from './version.js';
+import { startBackgroundJobs } from './jobs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,6 +40,8 @@ export interface AppDeps {
   logStream?: Writable | false;
   /** Default: from the configured or generated master key. */
   keyring?: Keyring;
+  /** Default: the filesystem store in `<dataDir>/blobs`. */
+  blobs?: BlobStore;
 }
 
 /** Secrets that must never reach a log line, wherever they appear. */
@@ -59,7 +69,8 @@ function errorCatalogDescription(): string {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
-  const ctx: AppContext = { config, database, db: database.db, keyring };
+  const blobs = deps.blobs ?? new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  const ctx: AppContext = { config, database, db: database.db, keyring, blobs };
   const app = Fastify({
     logger:
       deps.logStream === false
@@ -95,7 +106,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorate('registeredRoutes', routes);
   app.addSchema(ErrorBody);
-  app.addSchema(User);
+  // Shared schemas live at the root so every module can reference them.
+  for (const schema of [User, FolderDetail, FolderListItem, FileDetail]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -113,12 +125,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
+  startBackgroundJobs(app, ctx);
   await app.register(serviceRoutes(ctx));
   await app.register(
     async (api) => {
       installAuth(api, ctx);
       await api.register(accountRoutes(ctx));
       await api.register(folderRoutes(ctx));
+      await api.register(fileRoutes(ctx));
+      await api.register(trashRoutes(ctx));
     },
     { prefix: '/api' },
   );

@@ -15,6 +15,8 @@ export interface Config {
   readonly publicUrl: string;
   readonly registration: RegistrationPolicy;
   readonly defaultQuotaBytes: number;
+  /** Largest single file accepted by an upload. */
+  readonly maxUploadBytes: number;
   readonly sessionTtlDays: number;
   /** Largest accepted JSON request body, in bytes. */
   readonly jsonBodyLimit: number;
@@ -22,6 +24,8 @@ export interface Config {
   /** COFFRE_MASTER_KEY; null: read or create `<dataDir>/master.key`. */
   readonly masterKey: string | null;
   readonly trustProxy: boolean;
+  /** Seconds between two runs of the blob collector; 0 turns it off. */
+  readonly collectIntervalSeconds: number;
   /** Failed logins allowed per account, and per client address, within `loginWindowSeconds`. */
   readonly loginMaxFailuresPerAccount: number;
   readonly loginMaxFailuresPerAddress: number;
@@ -32,16 +36,18 @@ export interface Config {
 export const CONFIG_VARIABLES = [
   ['PORT', '8080', 'TCP port to listen on'],
   ['HOST', '0.0.0.0', 'Interface to listen on'],
-  ['COFFRE_DATA_DIR', './data', 'Folder for the SQLite database and local data'],
+  ['COFFRE_DATA_DIR', './data', 'Folder for the SQLite database, the encrypted blobs (`blobs/`) and the generated master key'],
   ['DATABASE_URL', '(unset: SQLite in the data folder)', '`postgres://user@host:5432/db` to use PostgreSQL'],
   ['COFFRE_PUBLIC_URL', 'http://localhost:<PORT>', 'Public base URL of the service, used in links'],
   ['COFFRE_REGISTRATION', 'first-user', '`open`, `closed`, or `first-user` (sign-up only while no user exists)'],
   ['COFFRE_DEFAULT_QUOTA_BYTES', '10737418240', 'Storage quota of a new account (10 GiB)'],
+  ['COFFRE_MAX_UPLOAD_BYTES', '10737418240', 'Largest file one upload accepts (10 GiB); larger is 413'],
   ['COFFRE_SESSION_TTL_DAYS', '30', 'Lifetime of a login token'],
   ['COFFRE_JSON_BODY_LIMIT', '1048576', 'Largest JSON request body in bytes'],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', '5', 'Failed logins per account before 429'],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', '20', 'Failed logins per client address before 429'],
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
+  ['COFFRE_COLLECT_INTERVAL_SECONDS', '60', 'How often unreferenced encrypted blobs are deleted from storage (0: never)'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
@@ -106,11 +112,13 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     publicUrl,
     registration,
     defaultQuotaBytes: int('COFFRE_DEFAULT_QUOTA_BYTES', 10 * 1024 ** 3, 0),
+    maxUploadBytes: int('COFFRE_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 1),
     sessionTtlDays: int('COFFRE_SESSION_TTL_DAYS', 30, 1, 3650),
     jsonBodyLimit: int('COFFRE_JSON_BODY_LIMIT', 1024 * 1024, 1024),
     loginMaxFailuresPerAccount: int('COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),
     loginMaxFailuresPerAddress: int('COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1),
     loginWindowSeconds: int('COFFRE_LOGIN_WINDOW_SECONDS', 900, 1),
+    collectIntervalSeconds: int('COFFRE_COLLECT_INTERVAL_SECONDS', 60, 0),
     trustProxy: bool('COFFRE_TRUST_PROXY', false),
     logLevel,
     masterKey: env.COFFRE_MASTER_KEY || null,

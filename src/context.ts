@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import type { BlobStore } from './blobs/blob-store.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { DatabaseHandle, Db } from './db/database.js';
 
@@ -8,6 +9,7 @@ export interface AppContext {
   readonly database: DatabaseHandle;
   readonly db: Db;
   readonly keyring: Keyring;
+  readonly blobs: BlobStore;
 }
 
 /** The signed-in caller of a request, resolved from its bearer token. */

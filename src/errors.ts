@@ -43,6 +43,19 @@ export const ERROR_CATALOG = {
   FOLDER_IN_TRASH: { status: 409, message: 'The folder is in the trash; restore it first' },
   NOT_IN_TRASH: { status: 409, message: 'The item is not in the trash' },
   VISIBILITY_CONFLICT: { status: 400, message: 'visibility and isPrivate disagree' },
+
+  // Files
+  FILE_NOT_FOUND: { status: 404, message: 'File not found' },
+  VERSION_NOT_FOUND: { status: 404, message: 'Version not found' },
+  FILE_IN_TRASH: { status: 409, message: 'The file is in the trash; restore it first' },
+  VERSION_IS_CURRENT: { status: 409, message: 'The current version cannot be deleted; delete the file or restore another version first' },
+  NO_FILE_IN_UPLOAD: { status: 400, message: 'The upload holds no file part' },
+  MISSING_FILE_NAME: { status: 400, message: 'Give the file name: ?name= for a raw upload, or a filename in the multipart part' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is outside the file' },
+  RETENTION_ACTIVE: { status: 409, message: 'A file under retention cannot be deleted for good before its retention ends' },
+  RETENTION_SHORTENING: { status: 409, message: 'A retention period can be extended, never shortened' },
+  QUOTA_EXCEEDED: { status: 507, message: 'Your storage quota is full' },
+  CONTENT_INTEGRITY: { status: 500, message: 'The stored content failed its integrity check' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,8 +1,9 @@
 import type { Principal } from '../context.js';
 import type { DbOrTrx } from '../db/database.js';
-import type { BucketRow, FolderRow } from '../db/schema.js';
+import type { BucketRow, FileRow, FolderRow } from '../db/schema.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { findBucket } from '../modules/buckets/buckets.repository.js';
+import { findFile } from '../modules/files/files.repository.js';
 import { findFolder } from '../modules/folders/folders.repository.js';
 
 /**
@@ -36,6 +37,18 @@ export async function loadFolderFor(
   if (!folder) throw new AppError('FOLDER_NOT_FOUND');
   if (!mayActOnFolder(principal, folder, action)) throw new AppError(denied);
   return folder;
+}
+
+/** Whether the principal may perform `action` on the file. Only owners for now; per-user grants extend this. */
+export function mayActOnFile(principal: Principal, file: Pick<FileRow, 'owner_id'>, _action: Action): boolean {
+  return file.owner_id === principal.userId;
+}
+
+/** Loads a file the principal may act on; unknown and forbidden files are both 404. */
+export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: string, action: Action): Promise<FileRow> {
+  const file = await findFile(db, fileId);
+  if (!file || !mayActOnFile(principal, file, action)) throw new AppError('FILE_NOT_FOUND');
+  return file;
 }
 
 /** A bucket of the principal's; others' buckets are indistinguishable from unknown ones. */

@@ -32,6 +32,8 @@ export interface BlobStore {
   exists(key: string): Promise<boolean>;
   /** Cheap reachability check for `/readyz`. */
   ping(): Promise<void>;
+  /** Removes partial writes a crash left behind, older than `olderThanMs` (stores that have any). */
+  removeStaleUploads?(olderThanMs: number): Promise<number>;
 }
 
 const BLOB_KEY = /^[A-Za-z0-9_-]{16,128}$/;

@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { FsBlobStore } from '../blobs/fs/fs-blob-store.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { Keyring } from '../crypto/keyring.js';
 import { loadMasterKey } from '../crypto/master-key.js';
@@ -22,7 +24,7 @@ async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0])
   const config = loadConfig(process.env);
   const database = await prepareDatabase(config);
   try {
-    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)) });
+    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')) });
   } finally {
     await database.close();
   }

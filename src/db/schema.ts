@@ -14,6 +14,9 @@ export interface Database {
   datahubs: DatahubsTable;
   buckets: BucketsTable;
   folders: FoldersTable;
+  files: FilesTable;
+  file_versions: FileVersionsTable;
+  blobs: BlobsTable;
 }
 
 export interface UsersTable {
@@ -25,6 +28,8 @@ export interface UsersTable {
   quota_bytes: number | null;
   default_datahub_id: string | null;
   default_bucket_id: string | null;
+  /** Bytes of every version of every file not hard-deleted (trash included): the quota's use. */
+  used_bytes: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -123,7 +128,63 @@ export interface FoldersTable {
   updated_at: string;
 }
 
+export interface FilesTable {
+  id: string;
+  bucket_id: string;
+  folder_id: string;
+  owner_id: string;
+  name: string;
+  content_type: string;
+  visibility: 'private' | 'public';
+  retention_period: string | null;
+  retain_until: string | null;
+  /** URL-safe random identifier (public links to files of shared folders, `/files/public/`). */
+  hash_name: string;
+  /** The file key wrapped by its folder's key. */
+  key_wrapped: string;
+  current_version_id: string | null;
+  /** Size and checksum of the current version (denormalised for listings and aggregates). */
+  size: number;
+  checksum: string;
+  version_count: number;
+  /** Sum of the sizes of every version, current included: what the file costs its owner's quota. */
+  versions_bytes: number;
+  /** '' while live; the id of the trashed file or folder it went to the trash with. */
+  trash_batch: Generated<string>;
+  deleted_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FileVersionsTable {
+  id: string;
+  file_id: string;
+  blob_id: string;
+  size: number;
+  checksum: string;
+  content_type: string;
+  /** The blob's data key wrapped by the file key (associated data: this version's id). */
+  data_key_wrapped: string;
+  created_at: string;
+}
+
+export interface BlobsTable {
+  /** Also the key in the blob store. */
+  id: string;
+  state: 'uploading' | 'ready' | 'deleting';
+  /** Versions using this blob; at 0 the collector deletes it. */
+  ref_count: number;
+  stored_size: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type FileRow = Selectable<FilesTable>;
+export type NewFile = Insertable<FilesTable>;
+export type FileVersionRow = Selectable<FileVersionsTable>;
+export type BlobRow = Selectable<BlobsTable>;
 export type TokenRow = Selectable<TokensTable>;
 export type DatahubRow = Selectable<DatahubsTable>;
 export type BucketRow = Selectable<BucketsTable>;

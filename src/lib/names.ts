@@ -22,3 +22,17 @@ export function assertName(name: string, field = 'name'): string {
   if (problem) throw new AppError('INVALID_NAME', `The name ${problem}`, [{ field, problem }]);
   return name;
 }
+
+/**
+ * Candidate names for an item whose name is taken: `base (suffix)`, `base (suffix 2)`, … For
+ * files the marker goes before the extension (`report (1).pdf`). Only names of at most 255 bytes.
+ */
+export function* nameVariants(base: string, suffix: string, keepExtension: boolean): Generator<string> {
+  const dot = keepExtension ? base.lastIndexOf('.') : -1;
+  const [stem, ext] = dot > 0 ? [base.slice(0, dot), base.slice(dot)] : [base, ''];
+  for (let n = 1; n < 10_000; n++) {
+    const marker = suffix ? (n === 1 ? suffix : `${suffix} ${n}`) : String(n);
+    const candidate = `${stem} (${marker})${ext}`;
+    if (Buffer.byteLength(candidate, 'utf8') <= MAX_NAME_BYTES) yield candidate;
+  }
+}

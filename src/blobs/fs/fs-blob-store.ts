@@ -80,7 +80,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   /** Removes temp files left by a crash mid-upload (older than `olderThanMs`). */
-  async removeStaleTemp(olderThanMs: number): Promise<number> {
+  async removeStaleUploads(olderThanMs: number): Promise<number> {
     let removed = 0;
     const cutoff = Date.now() - olderThanMs;
     for (const name of await fsp.readdir(this.tmpDir)) {

@@ -1,5 +1,6 @@
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
-import type { TokenRow, UserRow } from '../../db/schema.js';
+import type { NewUser, TokenRow, UserRow } from '../../db/schema.js';
 
 export async function countUsers(db: DbOrTrx): Promise<number> {
   const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
@@ -14,7 +15,7 @@ export function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefin
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function insertUser(db: DbOrTrx, user: UserRow): Promise<void> {
+export async function insertUser(db: DbOrTrx, user: NewUser): Promise<void> {
   await db.insertInto('users').values(user).execute();
 }
 
@@ -57,4 +58,20 @@ export async function deleteToken(db: DbOrTrx, userId: string, tokenId: string):
 
 export async function deleteExpiredTokens(db: DbOrTrx, now: string): Promise<void> {
   await db.deleteFrom('tokens').where('expires_at', '<=', now).execute();
+}
+
+/**
+ * Adds `bytes` to the user's used bytes only if the quota allows it, in one conditional update,
+ * so concurrent uploads on any number of instances never pass the quota together.
+ */
+export async function reserveBytes(db: DbOrTrx, userId: string, bytes: number, defaultQuota: number): Promise<boolean> {
+  const result = await sql`
+    update users set used_bytes = used_bytes + ${bytes}
+    where id = ${userId} and used_bytes + ${bytes} <= coalesce(quota_bytes, ${defaultQuota})
+  `.execute(db);
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
+
+export async function releaseBytes(db: DbOrTrx, userId: string, bytes: number): Promise<void> {
+  if (bytes !== 0) await sql`update users set used_bytes = used_bytes - ${bytes} where id = ${userId}`.execute(db);
 }

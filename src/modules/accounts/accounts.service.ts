@@ -98,6 +98,7 @@ export function accountService(ctx: AppContext) {
           quota_bytes: null,
           default_datahub_id: null,
           default_bucket_id: null,
+          used_bytes: 0,
           created_at: now,
           updated_at: now,
         };

@@ -110,16 +110,15 @@ export async function listBucketFolders(db: DbOrTrx, bucketId: string, page: { l
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
-/** Whether a live folder named `name` sits directly in `parentId`. */
-export async function liveFolderNamed(db: DbOrTrx, parentId: string, name: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('folders')
-    .select('id')
-    .where('parent_id', '=', parentId)
-    .where('name', '=', name)
-    .where('trash_batch', '=', '')
-    .executeTakeFirst();
-  return row !== undefined;
+/** Whether a live folder or file named `name` sits directly in `parentId` (they share one namespace). */
+export async function liveNameTaken(db: DbOrTrx, parentId: string, name: string): Promise<boolean> {
+  const result = await sql<{ id: string }>`
+    select id from folders where parent_id = ${parentId} and name = ${name} and trash_batch = ''
+    union all
+    select id from files where folder_id = ${parentId} and name = ${name} and trash_batch = ''
+    limit 1
+  `.execute(db);
+  return result.rows.length > 0;
 }
 
 export async function insertFolders(db: DbOrTrx, rows: NewFolder[]): Promise<void> {
@@ -186,7 +185,10 @@ export async function adjustChain(
   `.execute(db);
 }
 
-/** Sets `trash_batch` and `deleted_at` on a folder and its descendants that are in state `fromBatch`. */
+/**
+ * Sets `trash_batch` and `deleted_at` on a folder and on its descendants (folders and files) that
+ * are in state `fromBatch`. Items trashed on their own earlier keep their own batch.
+ */
 export async function setSubtreeTrashState(
   db: DbOrTrx,
   rootId: string,
@@ -194,30 +196,19 @@ export async function setSubtreeTrashState(
   toBatch: string,
   deletedAt: string | null,
 ): Promise<void> {
-  await sql`
-    update folders set trash_batch = ${toBatch}, deleted_at = ${deletedAt}
-    where id in (
-      with recursive sub (id) as (
-        select id from folders where id = ${rootId}
-        union all
-        select c.id from folders c join sub on c.parent_id = sub.id where c.trash_batch = ${fromBatch}
-      )
-      select id from sub
-    )
-  `.execute(db);
-}
-
-/** The folder and every descendant, whatever their trash state, deepest first. */
-export async function wholeSubtreeIds(db: DbOrTrx, rootId: string): Promise<string[]> {
-  const result = await sql<{ id: string; depth: number }>`
-    with recursive sub (id, depth) as (
-      select id, 0 from folders where id = ${rootId}
+  const subtree = sql`
+    with recursive sub (id) as (
+      select id from folders where id = ${rootId}
       union all
-      select c.id, sub.depth + 1 from folders c join sub on c.parent_id = sub.id
+      select c.id from folders c join sub on c.parent_id = sub.id where c.trash_batch = ${fromBatch}
     )
-    select id, depth from sub
+    select id from sub`;
+  // Files first: the folder walk above reads the folders' state before it changes.
+  await sql`
+    update files set trash_batch = ${toBatch}, deleted_at = ${deletedAt}
+    where trash_batch = ${fromBatch} and folder_id in (${subtree})
   `.execute(db);
-  return result.rows.sort((a, b) => Number(b.depth) - Number(a.depth)).map((r) => r.id);
+  await sql`update folders set trash_batch = ${toBatch}, deleted_at = ${deletedAt} where id in (${subtree})`.execute(db);
 }
 
 /** Deletes a folder and its whole subtree in one statement (the parent reference is checked at its end). */

@@ -1,28 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
-import { AppError } from '../../errors.js';
 import { principalOf } from '../../http/auth.js';
+import { trashMode } from '../../http/trash-mode.js';
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
 import { folderService } from './folders.service.js';
 import * as S from './folders.schemas.js';
 
-/** `trash` from the body or the query string (the interface document allows both). */
-function trashMode(body: unknown, query: { trash?: string }): 'soft' | 'hard' {
-  const fromBody = body && typeof body === 'object' ? (body as { trash?: unknown }).trash : undefined;
-  if (fromBody !== undefined && typeof fromBody !== 'string') throw new AppError('INVALID_TRASH_MODE');
-  if (fromBody !== undefined && query.trash !== undefined && fromBody !== query.trash) {
-    throw new AppError('INVALID_TRASH_MODE', 'trash is given twice with different values');
-  }
-  const mode = fromBody ?? query.trash ?? 'soft';
-  if (mode !== 'soft' && mode !== 'hard') throw new AppError('INVALID_TRASH_MODE', `trash must be "soft" or "hard", got "${mode}"`);
-  return mode;
-}
-
 export function folderRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const folders = folderService(ctx);
   return async (app) => {
-    app.addSchema(S.FolderDetail);
-    app.addSchema(S.FolderListItem);
     const tags = ['Folders'];
 
     app.post('/folders/create/:bucketId', {

@@ -9,10 +9,13 @@ import { assertId, newId, randomToken } from '../../lib/ids.js';
 import { assertName } from '../../lib/names.js';
 import { nowIso } from '../../lib/time.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
-import { findUserById } from '../accounts/accounts.repository.js';
+import { findUserById, reserveBytes } from '../accounts/accounts.repository.js';
 import { folderKey } from './folders.keys.js';
 import { locationLabel } from '../regions/regions.repository.js';
+import { cloneFiles, purgeFiles } from '../files/files.lifecycle.js';
+import { filesInSubtree, liveFilesOfFolders, retainedFileInSubtree } from '../files/files.repository.js';
 import * as repo from './folders.repository.js';
+import { assertNameFree, freeItemName } from './folders.names.js';
 
 export type Visibility = 'private' | 'public';
 
@@ -193,20 +196,9 @@ export function folderService(ctx: AppContext) {
     };
   }
 
-  async function assertNameFree(trx: DbOrTrx, parentId: string, name: string): Promise<void> {
-    if (await repo.liveFolderNamed(trx, parentId, name)) {
-      throw new AppError('NAME_CONFLICT', `An item named "${name}" already exists in this folder`);
-    }
-  }
-
-  /** `base`, or the first of `base (suffix)`, `base (suffix 2)`, … that is free in `parentId`. */
+  /** `base`, or the first free variant of it in `parentId` (see nameVariants). */
   async function freeName(trx: DbOrTrx, parentId: string, base: string, suffix: string): Promise<string> {
-    if (!(await repo.liveFolderNamed(trx, parentId, base))) return base;
-    for (let n = 1; n < 1000; n++) {
-      const candidate = `${base} (${n === 1 ? suffix : `${suffix} ${n}`})`;
-      if (Buffer.byteLength(candidate) <= 255 && !(await repo.liveFolderNamed(trx, parentId, candidate))) return candidate;
-    }
-    throw new AppError('NAME_CONFLICT');
+    return freeItemName(trx, parentId, base, suffix, false);
   }
 
   /** Runs a mutation in one transaction; a race on the unique sibling-name index becomes 409. */
@@ -317,7 +309,10 @@ export function folderService(ctx: AppContext) {
         await repo.setSubtreeTrashState(trx, folder.id, '', folder.id, nowIso());
         return;
       }
+      const now = nowIso();
+      if (await retainedFileInSubtree(trx, folder.id, now)) throw new AppError('RETENTION_ACTIVE', 'The folder holds a file under retention');
       await detach(trx, folder);
+      await purgeFiles(trx, await filesInSubtree(trx, folder.id), now);
       await repo.deleteSubtree(trx, folder.id);
     });
   }
@@ -415,12 +410,49 @@ export function folderService(ctx: AppContext) {
         };
       });
       await repo.insertFolders(trx, rows);
+      await copyFilesOf(trx, subtree, ids, keys, target, now);
       await attach(trx, subtree[0], target.id);
     });
     return detail(principal, copyId);
   }
 
-  return { details, subfolders, listBucket, create, update, remove, restore, move, copy };
+  /** Copies the live files of copied folders into their copies (shared blobs, new keys), within the quota. */
+  async function copyFilesOf(
+    trx: DbOrTrx,
+    subtree: FolderRow[],
+    newIds: Map<string, string>,
+    newKeys: Map<string, Buffer>,
+    target: FolderRow,
+    now: string,
+  ): Promise<void> {
+    const sourceKeys = new Map<string, Buffer>([[subtree[0].id, await folderKey(trx, keyring, subtree[0].id)]]);
+    for (const row of subtree.slice(1)) sourceKeys.set(row.id, openChildKey(sourceKeys.get(row.parent_id!)!, row.key_wrapped, row.id));
+    const CHUNK = 500;
+    for (let i = 0; i < subtree.length; i += CHUNK) {
+      const files = await liveFilesOfFolders(trx, subtree.slice(i, i + CHUNK).map((f) => f.id));
+      if (files.length === 0) continue;
+      const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
+      if (!(await reserveBytes(trx, target.owner_id, bytes, ctx.config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+      await cloneFiles(
+        trx,
+        files.map((file) => {
+          const copyFolderId = newIds.get(file.folder_id)!;
+          return {
+            file,
+            sourceFolderKey: sourceKeys.get(file.folder_id)!,
+            targetFolderId: copyFolderId,
+            targetFolderKey: newKeys.get(copyFolderId)!,
+            targetBucketId: target.bucket_id,
+            ownerId: target.owner_id,
+            name: file.name,
+          };
+        }),
+        now,
+      );
+    }
+  }
+
+  return { details, subfolders, listBucket, create, update, remove, restore, move, copy, listItem };
 }
 
 export type FolderService = ReturnType<typeof folderService>;

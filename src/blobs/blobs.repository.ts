@@ -1,0 +1,62 @@
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../db/database.js';
+
+/**
+ * Bookkeeping of stored blobs. A blob row exists before its bytes are written ('uploading'), so
+ * bytes left by a crash are always known to the collector; versions hold references, and a blob
+ * whose count falls to zero is deleted from the store by the collector.
+ */
+export async function insertUploadingBlob(db: DbOrTrx, id: string, now: string): Promise<void> {
+  await db.insertInto('blobs').values({ id, state: 'uploading', ref_count: 0, stored_size: 0, created_at: now, updated_at: now }).execute();
+}
+
+/** The first version now uses the blob. */
+export async function markBlobStored(db: DbOrTrx, id: string, storedSize: number, now: string): Promise<void> {
+  await db.updateTable('blobs').set({ state: 'ready', ref_count: 1, stored_size: storedSize, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** Adds `delta` references to each blob in `ids` (one per occurrence: a blob listed twice gets two). */
+export async function adjustBlobRefs(db: DbOrTrx, ids: string[], delta: 1 | -1, now: string): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  for (const [id, n] of counts) {
+    await sql`update blobs set ref_count = ref_count + ${delta * n}, updated_at = ${now} where id = ${id}`.execute(db);
+  }
+}
+
+export async function deleteBlobRow(db: DbOrTrx, id: string): Promise<void> {
+  await db.deleteFrom('blobs').where('id', '=', id).execute();
+}
+
+/**
+ * Claims up to `limit` blobs to delete: unreferenced ready blobs, uploads abandoned before
+ * `staleBefore`, and claims by a crashed collector older than `staleBefore`. The claim is a
+ * conditional update, so two instances never claim the same blob.
+ */
+export async function claimGarbage(db: DbOrTrx, now: string, staleBefore: string, limit: number): Promise<string[]> {
+  const candidates = await db
+    .selectFrom('blobs')
+    .select(['id', 'state', 'updated_at'])
+    .where('ref_count', '<=', 0)
+    .where((eb) =>
+      eb.or([
+        eb('state', '=', 'ready'),
+        eb.and([eb('state', 'in', ['uploading', 'deleting']), eb('updated_at', '<', staleBefore)]),
+      ]),
+    )
+    .limit(limit)
+    .execute();
+  const claimed: string[] = [];
+  for (const c of candidates) {
+    const result = await db
+      .updateTable('blobs')
+      .set({ state: 'deleting', updated_at: now })
+      .where('id', '=', c.id)
+      .where('state', '=', c.state)
+      .where('updated_at', '=', c.updated_at)
+      .where('ref_count', '<=', 0)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 1) claimed.push(c.id);
+  }
+  return claimed;
+}

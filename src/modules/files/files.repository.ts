@@ -1,0 +1,135 @@
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../../db/database.js';
+import type { FileRow, FileVersionRow, NewFile } from '../../db/schema.js';
+
+export function findFile(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
+  return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findFileByHashName(db: DbOrTrx, hashName: string): Promise<FileRow | undefined> {
+  return db.selectFrom('files').selectAll().where('hash_name', '=', hashName).executeTakeFirst();
+}
+
+/** The live file named `name` directly in `folderId`, if any. */
+export function liveFileNamed(db: DbOrTrx, folderId: string, name: string): Promise<FileRow | undefined> {
+  return db
+    .selectFrom('files')
+    .selectAll()
+    .where('folder_id', '=', folderId)
+    .where('name', '=', name)
+    .where('trash_batch', '=', '')
+    .executeTakeFirst();
+}
+
+export async function insertFile(db: DbOrTrx, row: NewFile): Promise<void> {
+  await db.insertInto('files').values(row).execute();
+}
+
+export async function insertFiles(db: DbOrTrx, rows: NewFile[]): Promise<void> {
+  const CHUNK = 400;
+  for (let i = 0; i < rows.length; i += CHUNK) await db.insertInto('files').values(rows.slice(i, i + CHUNK)).execute();
+}
+
+export async function updateFile(db: DbOrTrx, id: string, changes: Partial<Omit<FileRow, 'id'>>): Promise<void> {
+  await db.updateTable('files').set(changes).where('id', '=', id).execute();
+}
+
+export async function insertVersions(db: DbOrTrx, rows: FileVersionRow[]): Promise<void> {
+  const CHUNK = 500;
+  for (let i = 0; i < rows.length; i += CHUNK) await db.insertInto('file_versions').values(rows.slice(i, i + CHUNK)).execute();
+}
+
+export function findVersion(db: DbOrTrx, fileId: string, versionId: string): Promise<FileVersionRow | undefined> {
+  return db.selectFrom('file_versions').selectAll().where('id', '=', versionId).where('file_id', '=', fileId).executeTakeFirst();
+}
+
+/** Versions of a file, newest first (ids are time-ordered). */
+export function listVersions(db: DbOrTrx, fileId: string): Promise<FileVersionRow[]> {
+  return db.selectFrom('file_versions').selectAll().where('file_id', '=', fileId).orderBy('id', 'desc').execute();
+}
+
+export async function deleteVersion(db: DbOrTrx, versionId: string): Promise<void> {
+  await db.deleteFrom('file_versions').where('id', '=', versionId).execute();
+}
+
+export type FileSort = 'name' | 'createdAt' | 'size';
+const SORT_COLUMNS = { name: 'name', createdAt: 'created_at', size: 'size' } as const;
+
+/** One page of a folder's files in the folder's trash state, keyset-paginated on (sort column, id). */
+export async function listFilesPage(
+  db: DbOrTrx,
+  folderId: string,
+  trashBatch: string,
+  page: { sort: FileSort; order: 'asc' | 'desc'; limit: number; after?: [string | number, string] },
+): Promise<{ rows: FileRow[]; hasMore: boolean }> {
+  const column = SORT_COLUMNS[page.sort];
+  const cmp = page.order === 'asc' ? '>' : '<';
+  let query = db.selectFrom('files').selectAll().where('folder_id', '=', folderId).where('trash_batch', '=', trashBatch);
+  if (page.after) {
+    const [value, id] = page.after;
+    query = query.where((eb) => eb.or([eb(column, cmp, value as never), eb.and([eb(column, '=', value as never), eb('id', cmp, id)])]));
+  }
+  const rows = await query.orderBy(column, page.order).orderBy('id', page.order).limit(page.limit + 1).execute();
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+export function sortValue(row: FileRow, sort: FileSort): string | number {
+  return sort === 'name' ? row.name : sort === 'createdAt' ? row.created_at : Number(row.size);
+}
+
+/** The ids of a folder and all its descendants, whatever their trash state (a subquery). */
+function subtreeFolderIds(rootFolderId: string) {
+  return sql`
+    with recursive sub (id) as (
+      select id from folders where id = ${rootFolderId}
+      union all
+      select c.id from folders c join sub on c.parent_id = sub.id
+    )
+    select id from sub`;
+}
+
+export interface PurgeRow {
+  id: string;
+  owner_id: string;
+  versions_bytes: number;
+}
+
+/** Every file anywhere in a folder's subtree, trashed or not. */
+export async function filesInSubtree(db: DbOrTrx, rootFolderId: string): Promise<PurgeRow[]> {
+  const result = await sql<PurgeRow>`
+    select id, owner_id, versions_bytes from files where folder_id in (${subtreeFolderIds(rootFolderId)})
+  `.execute(db);
+  return result.rows.map((r) => ({ ...r, versions_bytes: Number(r.versions_bytes) }));
+}
+
+/** Whether any file in a folder's subtree is under retention at `now`. */
+export async function retainedFileInSubtree(db: DbOrTrx, rootFolderId: string, now: string): Promise<boolean> {
+  const result = await sql<{ id: string }>`
+    select id from files where folder_id in (${subtreeFolderIds(rootFolderId)}) and retain_until > ${now} limit 1
+  `.execute(db);
+  return result.rows.length > 0;
+}
+
+/** Blob ids of every version of these files (one entry per version). */
+export async function versionBlobIds(db: DbOrTrx, fileIds: string[]): Promise<string[]> {
+  if (fileIds.length === 0) return [];
+  const rows = await db.selectFrom('file_versions').select('blob_id').where('file_id', 'in', fileIds).execute();
+  return rows.map((r) => r.blob_id);
+}
+
+export async function deleteFilesAndVersions(db: DbOrTrx, fileIds: string[]): Promise<void> {
+  if (fileIds.length === 0) return;
+  await db.deleteFrom('file_versions').where('file_id', 'in', fileIds).execute();
+  await db.deleteFrom('files').where('id', 'in', fileIds).execute();
+}
+
+/** Live files of the given folders (the copy of a folder subtree copies these). */
+export function liveFilesOfFolders(db: DbOrTrx, folderIds: string[]): Promise<FileRow[]> {
+  if (folderIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('files').selectAll().where('folder_id', 'in', folderIds).where('trash_batch', '=', '').execute();
+}
+
+export function versionsByIds(db: DbOrTrx, ids: string[]): Promise<FileVersionRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('file_versions').selectAll().where('id', 'in', ids).execute();
+}

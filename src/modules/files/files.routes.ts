@@ -1,0 +1,226 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { principalOf } from '../../http/auth.js';
+import { CONTENT_SECURITY_HEADERS, attachmentDisposition, normalizeContentType } from '../../http/content.js';
+import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
+import { trashMode } from '../../http/trash-mode.js';
+import { fileService, type Download, type FileDetail } from './files.service.js';
+import * as S from './files.schemas.js';
+
+/** Sends a download with the headers that keep content inert in a browser. */
+function sendDownload(reply: FastifyReply, download: Download) {
+  reply.headers({
+    ...CONTENT_SECURITY_HEADERS,
+    etag: download.etag,
+    'accept-ranges': 'bytes',
+    'cache-control': 'private, no-cache',
+    'content-disposition': attachmentDisposition(download.name),
+  });
+  if (download.status === 304) return reply.code(304).send();
+  reply.type(download.contentType);
+  if (download.range) {
+    reply.header('content-range', `bytes ${download.range.start}-${download.range.end}/${download.size}`);
+    reply.header('content-length', download.range.end - download.range.start + 1);
+  } else {
+    reply.header('content-length', download.size);
+  }
+  return reply.code(download.status).send(download.body);
+}
+
+function downloadHeaders(headers: Record<string, string | string[] | undefined>) {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  return { range: one(headers.range), ifRange: one(headers['if-range']), ifNoneMatch: one(headers['if-none-match']) };
+}
+
+const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
+
+export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const files = fileService(ctx);
+  return async (app) => {
+    const tags = ['Files'];
+
+    // Multipart and raw uploads live in their own contexts: each needs its own body parsing.
+    await app.register(async (plain) => {
+      const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+      await scope.register(multipart, {
+        // Sizes are enforced while streaming (413 / 507), so busboy must not truncate silently.
+        limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 100, fields: 20, parts: 200, fieldSize: 64 * 1024 },
+      });
+      scope.post('/files/upload/:folderId', {
+        schema: {
+          tags,
+          summary: 'Upload files (multipart)',
+          description:
+            'One or more `file` parts in `multipart/form-data`. Content is encrypted while it streams. `onConflict` decides what an existing name does: a new version (default), a free name, or 409.',
+          consumes: ['multipart/form-data'],
+          params: S.FolderIdParams,
+          querystring: S.UploadQuery,
+          response: { 201: Envelope(Type.Array(Type.Ref('FileDetail'))), ...errorResponses(400, 401, 404, 409, 413, 415, 507) },
+        },
+      }, async (request, reply) => {
+        const principal = principalOf(request);
+        const uploaded: FileDetail[] = [];
+        for await (const part of request.parts()) {
+          if (part.type !== 'file') continue;
+          if (!part.filename) throw new AppError('MISSING_FILE_NAME');
+          uploaded.push(
+            await files.uploadOne(principal, request.params.folderId, {
+              name: part.filename,
+              contentType: normalizeContentType(part.mimetype),
+              body: part.file,
+              onConflict: request.query.onConflict ?? 'version',
+            }),
+          );
+        }
+        if (uploaded.length === 0) throw new AppError('NO_FILE_IN_UPLOAD');
+        reply.code(201);
+        return envelope(uploaded, 201, `${uploaded.length} file(s) uploaded`);
+      });
+    });
+
+    await app.register(async (plain) => {
+      const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+      scope.removeAllContentTypeParsers();
+      // The body is streamed by the handler itself, whatever its type.
+      scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+      scope.put('/files/upload/:folderId', {
+        schema: {
+          tags,
+          summary: 'Upload one file from the raw request body',
+          description: 'For scripts: `curl -T report.pdf "…/files/upload/{folderId}?name=report.pdf"`. The Content-Type header becomes the file\'s type.',
+          params: S.FolderIdParams,
+          querystring: S.RawUploadQuery,
+          response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 413, 507) },
+        },
+      }, async (request, reply) => {
+        const detail = await files.uploadOne(principalOf(request), request.params.folderId, {
+          name: request.query.name,
+          contentType: normalizeContentType(request.headers['content-type']),
+          body: request.raw,
+          onConflict: request.query.onConflict ?? 'version',
+        });
+        reply.code(201);
+        return envelope(detail, 201, 'File uploaded');
+      });
+    });
+
+    app.get('/files/details/:fileId', {
+      schema: { tags, summary: 'File details', params: S.FileIdParams, response: { 200: Type.Ref('FileDetail'), ...errorResponses(400, 401, 404) } },
+    }, async (request) => files.details(principalOf(request), request.params.fileId));
+
+    app.put('/files/update/:fileId', {
+      schema: {
+        tags,
+        summary: 'Rename a file, set its visibility and retention',
+        description: 'A retention period sets `retainUntil` = now + period; it can be extended, never shortened (409).',
+        params: S.FileIdParams,
+        body: S.UpdateFileBody,
+        response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+      },
+    }, async (request) => {
+      await files.update(principalOf(request), request.params.fileId, request.body);
+      return {};
+    });
+
+    app.get('/files/download/:fileId', {
+      schema: {
+        tags,
+        summary: 'Download a file (or one version), with Range support',
+        params: S.FileIdParams,
+        querystring: S.DownloadQuery,
+        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 416) },
+      },
+    }, async (request, reply) =>
+      sendDownload(reply, await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId, ...downloadHeaders(request.headers) })),
+    );
+
+    app.get('/files/public/:hashName', {
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Download a public file',
+        description: 'No token needed for a file whose visibility is `public`.',
+        security: [],
+        params: S.HashNameParams,
+        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 404, 416) },
+      },
+    }, async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName, downloadHeaders(request.headers))));
+
+    app.get('/files/list/:folderId', {
+      schema: {
+        tags,
+        summary: 'List the files of a folder',
+        params: S.FolderIdParams,
+        querystring: S.ListQuery,
+        response: { 200: Envelope(S.FilePage), ...errorResponses(400, 401, 403, 404) },
+      },
+    }, async (request) => envelope(await files.list(principalOf(request), request.params.folderId, request.query)));
+
+    app.post('/files/move/:fileId', {
+      schema: { tags, summary: 'Move (and optionally rename) a file', params: S.FileIdParams, body: S.MoveFileBody, response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409) } },
+    }, async (request) => envelope(await files.move(principalOf(request), request.params.fileId, request.body)));
+
+    app.post('/files/copy/:fileId', {
+      schema: {
+        tags,
+        summary: 'Copy a file',
+        description: 'The copy shares the stored content (no bytes are copied) and counts towards the quota.',
+        params: S.FileIdParams,
+        body: S.MoveFileBody,
+        response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 507) },
+      },
+    }, async (request, reply) => {
+      const detail = await files.copy(principalOf(request), request.params.fileId, request.body);
+      reply.code(201);
+      return envelope(detail, 201, 'File copied');
+    });
+
+    app.delete('/files/delete/:fileId', {
+      schema: {
+        tags,
+        summary: 'Delete a file (to the trash, or for good)',
+        description: '`trash` = `soft` (default) or `hard`, in the JSON body or the query string. A retained file cannot be hard-deleted (409).',
+        params: S.FileIdParams,
+        querystring: S.TrashQuery,
+        response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+      },
+    }, async (request) => {
+      await files.remove(principalOf(request), request.params.fileId, trashMode(request.body, request.query));
+      return {};
+    });
+
+    app.post('/files/restore/:fileId', {
+      schema: { tags, summary: 'Restore a file from the trash', params: S.FileIdParams, response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409) } },
+    }, async (request) => envelope(await files.restore(principalOf(request), request.params.fileId)));
+
+    app.get('/files/versions/:fileId', {
+      schema: { tags, summary: 'Versions of a file, newest first', params: S.FileIdParams, response: { 200: Envelope(Type.Array(S.Version)), ...errorResponses(400, 401, 404) } },
+    }, async (request) => envelope(await files.versions(principalOf(request), request.params.fileId)));
+
+    app.post('/files/versions/:fileId/:versionId/restore', {
+      schema: {
+        tags,
+        summary: 'Make an old version current again',
+        description: 'Adds a new version with that content (sharing its stored bytes).',
+        params: S.VersionParams,
+        response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 507) },
+      },
+    }, async (request) => envelope(await files.restoreVersion(principalOf(request), request.params.fileId, request.params.versionId)));
+
+    app.delete('/files/versions/:fileId/:versionId', {
+      schema: {
+        tags,
+        summary: 'Delete an old version for good',
+        params: S.VersionParams,
+        response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+      },
+    }, async (request) => {
+      await files.deleteVersion(principalOf(request), request.params.fileId, request.params.versionId);
+      return {};
+    });
+  };
+}

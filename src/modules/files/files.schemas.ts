@@ -1,0 +1,82 @@
+import { Type } from 'typebox';
+import { MAX_PAGE_SIZE } from '../../lib/cursor.js';
+import { idPattern } from '../../lib/ids.js';
+import { RETENTION_PERIODS } from './files.service.js';
+
+const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T13:17:04.123Z'] });
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+const Visibility = Type.Union([Type.Literal('private'), Type.Literal('public')]);
+export const RetentionPeriod = Type.Union(
+  RETENTION_PERIODS.map((p) => Type.Literal(p)),
+  { description: '`d` = days, `Y` = 365 days' },
+);
+const IdInBody = Type.String({ maxLength: 64 });
+const ItemName = Type.String({ maxLength: 1024, description: '1–255 UTF-8 bytes; no "/", no control characters, not "." or ".."' });
+
+export const FileDetail = Type.Object(
+  {
+    id: Type.String({ examples: ['fil_01jd3kq8m7c9x4v2b6n0p5r8st'] }),
+    name: Type.String(),
+    size: Type.Integer(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    folderId: Type.String(),
+    bucketId: Type.String(),
+    contentType: Type.String(),
+    visibility: Visibility,
+    retentionPeriod: Type.Union([RetentionPeriod, Type.Null()]),
+    retainUntil: NullableTimestamp,
+    hashName: Type.String(),
+    checksum: Type.String({ description: '`sha256:<hex>` of the content' }),
+    versionCount: Type.Integer(),
+    isDelete: Type.Boolean(),
+    deletedAt: NullableTimestamp,
+  },
+  { $id: 'FileDetail', title: 'FileDetail' },
+);
+
+export const Version = Type.Object({
+  id: Type.String(),
+  size: Type.Integer(),
+  checksum: Type.String(),
+  contentType: Type.String(),
+  createdAt: Timestamp,
+  isCurrent: Type.Boolean(),
+});
+
+export const FileIdParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }) });
+export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
+export const VersionParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }), versionId: Type.String({ pattern: idPattern('ver') }) });
+export const HashNameParams = Type.Object({ hashName: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$' }) });
+
+export const UploadQuery = Type.Object({
+  onConflict: Type.Optional(
+    Type.Union([Type.Literal('version'), Type.Literal('rename'), Type.Literal('fail')], {
+      default: 'version',
+      description: 'An existing name: add a version (default), pick a free name, or fail with 409',
+    }),
+  ),
+});
+export const RawUploadQuery = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 1024, description: 'Name of the file' }),
+  onConflict: UploadQuery.properties.onConflict,
+});
+export const DownloadQuery = Type.Object({ versionId: Type.Optional(Type.String({ maxLength: 64 })) });
+export const ListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 100 })),
+  cursor: Type.Optional(Type.String({ maxLength: 1024 })),
+  sort: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('createdAt'), Type.Literal('size')], { default: 'name' })),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
+});
+export const FilePage = Type.Object({
+  data: Type.Array(Type.Ref('FileDetail')),
+  total: Type.Integer(),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+export const UpdateFileBody = Type.Object({
+  name: ItemName,
+  visibility: Visibility,
+  retentionPeriod: Type.Optional(RetentionPeriod),
+});
+export const MoveFileBody = Type.Object({ targetFolderId: IdInBody, name: Type.Optional(ItemName) });
+export const TrashQuery = Type.Object({ trash: Type.Optional(Type.String({ maxLength: 16 })) });

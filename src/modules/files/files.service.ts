@@ -1,0 +1,537 @@
+import type { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { loadFileFor, loadFolderFor } from '../../access/access.js';
+import { adjustBlobRefs, markBlobStored } from '../../blobs/blobs.repository.js';
+import type { AppContext, Principal } from '../../context.js';
+import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
+import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
+import type { DbOrTrx } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { FileRow, FileVersionRow, FolderRow } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { parseRange } from '../../lib/range.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
+import { assertId, newId, randomToken } from '../../lib/ids.js';
+import { assertName } from '../../lib/names.js';
+import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
+import { findUserById, releaseBytes, reserveBytes } from '../accounts/accounts.repository.js';
+import { findBucket } from '../buckets/buckets.repository.js';
+import { folderKey } from '../folders/folders.keys.js';
+import { assertNameFree, freeItemName } from '../folders/folders.names.js';
+import { adjustChain, findFolder } from '../folders/folders.repository.js';
+import { cloneFiles, purgeFiles } from './files.lifecycle.js';
+import * as repo from './files.repository.js';
+import { discardBlob, storeEncrypted, type StoredContent } from './files.storage.js';
+
+export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
+export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
+export type OnConflict = 'version' | 'rename' | 'fail';
+
+/** Days in a retention period: `d` is days, `Y` is 365 days. */
+export function retentionDays(period: RetentionPeriod): number {
+  const n = Number(period.slice(0, -1));
+  return period.endsWith('Y') ? n * 365 : n;
+}
+
+/** The file detail: the interface document's fields, then ours (API.md §4). */
+export interface FileDetail {
+  id: string;
+  name: string;
+  size: number;
+  createdAt: string;
+  updatedAt: string;
+  folderId: string;
+  bucketId: string;
+  contentType: string;
+  visibility: 'private' | 'public';
+  retentionPeriod: RetentionPeriod | null;
+  retainUntil: string | null;
+  hashName: string;
+  checksum: string;
+  versionCount: number;
+  isDelete: boolean;
+  deletedAt: string | null;
+}
+
+export interface VersionView {
+  id: string;
+  size: number;
+  checksum: string;
+  contentType: string;
+  createdAt: string;
+  isCurrent: boolean;
+}
+
+export interface DownloadOptions {
+  versionId?: string;
+  /** The raw `Range` header. */
+  range?: string;
+  ifRange?: string;
+  ifNoneMatch?: string;
+}
+
+/** What a download sends: status, headers and the decrypted body. */
+export interface Download {
+  status: 200 | 206 | 304;
+  size: number;
+  range?: { start: number; end: number };
+  etag: string;
+  name: string;
+  contentType: string;
+  body?: Readable;
+}
+
+export function fileDetail(row: FileRow): FileDetail {
+  return {
+    id: row.id,
+    name: row.name,
+    size: Number(row.size),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    folderId: row.folder_id,
+    bucketId: row.bucket_id,
+    contentType: row.content_type,
+    visibility: row.visibility,
+    retentionPeriod: row.retention_period as RetentionPeriod | null,
+    retainUntil: row.retain_until,
+    hashName: row.hash_name,
+    checksum: row.checksum,
+    versionCount: Number(row.version_count),
+    isDelete: row.trash_batch !== '',
+    deletedAt: row.deleted_at,
+  };
+}
+
+const FILE_CONTRIBUTION = (size: number) => ({ folders: 0, files: 1, bytes: size });
+const ONE_FILE = { folders: 0, files: 1 };
+
+export function fileService(ctx: AppContext) {
+  const { db, keyring, blobs, config } = ctx;
+
+  async function mutate<T>(work: (trx: DbOrTrx) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('NAME_CONFLICT');
+      throw error;
+    }
+  }
+
+  function requireLiveFolder(folder: FolderRow): void {
+    if (folder.trash_batch !== '') throw new AppError('FOLDER_IN_TRASH');
+  }
+
+  function requireLiveFile(file: FileRow): void {
+    if (file.trash_batch !== '') throw new AppError('FILE_IN_TRASH');
+  }
+
+  /** Removes a file's contribution from the folders above it that share its trash state. */
+  async function detachFile(trx: DbOrTrx, file: FileRow): Promise<void> {
+    await adjustChain(trx, file.folder_id, file.trash_batch, -1, FILE_CONTRIBUTION(Number(file.size)), ONE_FILE);
+  }
+
+  async function attachFile(trx: DbOrTrx, file: Pick<FileRow, 'folder_id' | 'size'>, folderId = file.folder_id): Promise<void> {
+    await adjustChain(trx, folderId, '', 1, FILE_CONTRIBUTION(Number(file.size)), ONE_FILE);
+  }
+
+  async function fileKeyOf(trx: DbOrTrx, file: FileRow): Promise<Buffer> {
+    return openChildKey(await folderKey(trx, keyring, file.folder_id), file.key_wrapped, file.id);
+  }
+
+  async function quotaRemaining(ownerId: string): Promise<number> {
+    const owner = await findUserById(db, ownerId);
+    if (!owner) throw new AppError('USER_NOT_FOUND');
+    return Math.max(0, (owner.quota_bytes ?? config.defaultQuotaBytes) - Number(owner.used_bytes));
+  }
+
+  /**
+   * Stores one uploaded stream into a folder: the bytes are encrypted into a new blob first, then
+   * one transaction records the file or its new version, reserves the quota and updates the
+   * folder aggregates. If anything fails, the blob is removed again.
+   */
+  async function uploadOne(
+    principal: Principal,
+    folderId: string,
+    input: { name: string; contentType: string; body: Readable; onConflict: OnConflict },
+  ): Promise<FileDetail> {
+    const name = assertName(input.name);
+    const folder = await loadFolderFor(db, principal, folderId, 'edit');
+    requireLiveFolder(folder);
+    if (input.onConflict === 'fail') await assertNameFree(db, folder.id, name);
+    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: await quotaRemaining(folder.owner_id) });
+    try {
+      const fileId = await mutate((trx) => recordUpload(trx, principal, folder.id, name, input.contentType, input.onConflict, stored));
+      return fileDetail((await repo.findFile(db, fileId))!);
+    } catch (error) {
+      await discardBlob(db, blobs, stored.blobId);
+      throw error;
+    }
+  }
+
+  async function recordUpload(
+    trx: DbOrTrx,
+    principal: Principal,
+    folderId: string,
+    requestedName: string,
+    contentType: string,
+    onConflict: OnConflict,
+    stored: StoredContent,
+  ): Promise<string> {
+    const folder = await loadFolderFor(trx, principal, folderId, 'edit');
+    requireLiveFolder(folder);
+    const now = nowIso();
+    if (!(await reserveBytes(trx, folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    await markBlobStored(trx, stored.blobId, stored.storedSize, now);
+    const existing = await repo.liveFileNamed(trx, folder.id, requestedName);
+    if (existing && onConflict === 'version') {
+      await addVersion(trx, existing, stored, contentType, now);
+      return existing.id;
+    }
+    const name = onConflict === 'rename' ? await freeItemName(trx, folder.id, requestedName, '', true) : requestedName;
+    await assertNameFree(trx, folder.id, name);
+    const fileId = newId('fil');
+    const versionId = newId('ver');
+    const fileKey = newChildKey(await folderKey(trx, keyring, folder.id), fileId);
+    await repo.insertFile(trx, {
+      id: fileId,
+      bucket_id: folder.bucket_id,
+      folder_id: folder.id,
+      owner_id: folder.owner_id,
+      name,
+      content_type: contentType,
+      visibility: 'private',
+      retention_period: null,
+      retain_until: null,
+      hash_name: randomToken(),
+      key_wrapped: fileKey.wrapped,
+      current_version_id: versionId,
+      size: stored.size,
+      checksum: stored.checksum,
+      version_count: 1,
+      versions_bytes: stored.size,
+      deleted_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    await repo.insertVersions(trx, [versionRow(versionId, fileId, fileKey.key, stored, contentType, now)]);
+    await attachFile(trx, { folder_id: folder.id, size: stored.size });
+    return fileId;
+  }
+
+  function versionRow(id: string, fileId: string, fileKey: Buffer, stored: StoredContent, contentType: string, now: string): FileVersionRow {
+    return {
+      id,
+      file_id: fileId,
+      blob_id: stored.blobId,
+      size: stored.size,
+      checksum: stored.checksum,
+      content_type: contentType,
+      data_key_wrapped: rewrapChildKey(stored.dataKey, fileKey, id),
+      created_at: now,
+    };
+  }
+
+  /** A new current version of a live file (its bytes already stored and the quota reserved). */
+  async function addVersion(trx: DbOrTrx, file: FileRow, stored: StoredContent, contentType: string, now: string): Promise<void> {
+    const versionId = newId('ver');
+    await repo.insertVersions(trx, [versionRow(versionId, file.id, await fileKeyOf(trx, file), stored, contentType, now)]);
+    await setCurrentVersion(trx, file, { id: versionId, size: stored.size, checksum: stored.checksum, contentType }, now);
+  }
+
+  async function setCurrentVersion(
+    trx: DbOrTrx,
+    file: FileRow,
+    version: { id: string; size: number; checksum: string; contentType: string },
+    now: string,
+  ): Promise<void> {
+    await repo.updateFile(trx, file.id, {
+      current_version_id: version.id,
+      size: version.size,
+      checksum: version.checksum,
+      content_type: version.contentType,
+      version_count: Number(file.version_count) + 1,
+      versions_bytes: Number(file.versions_bytes) + version.size,
+      updated_at: now,
+    });
+    const delta = version.size - Number(file.size);
+    if (delta !== 0) await adjustChain(trx, file.folder_id, '', 1, { folders: 0, files: 0, bytes: delta }, { folders: 0, files: 0 });
+  }
+
+  async function details(principal: Principal, fileId: string): Promise<FileDetail> {
+    return fileDetail(await loadFileFor(db, principal, fileId, 'view'));
+  }
+
+  async function update(
+    principal: Principal,
+    fileId: string,
+    input: { name: string; visibility: 'private' | 'public'; retentionPeriod?: RetentionPeriod },
+  ): Promise<void> {
+    const name = assertName(input.name);
+    await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, 'edit');
+      requireLiveFile(file);
+      if (name !== file.name) await assertNameFree(trx, file.folder_id, name);
+      const now = nowIso();
+      let retention = {};
+      if (input.retentionPeriod) {
+        const retainUntil = isoPlus(now, retentionDays(input.retentionPeriod) * DAY_MS);
+        if (file.retain_until && file.retain_until > retainUntil) {
+          throw new AppError('RETENTION_SHORTENING', `The file is retained until ${file.retain_until}; ${input.retentionPeriod} from now ends earlier`);
+        }
+        retention = { retention_period: input.retentionPeriod, retain_until: retainUntil };
+      }
+      await repo.updateFile(trx, file.id, { name, visibility: input.visibility, ...retention, updated_at: now });
+    });
+  }
+
+  async function list(
+    principal: Principal,
+    folderId: string,
+    query: { limit?: number; cursor?: string; sort?: repo.FileSort; order?: 'asc' | 'desc' },
+  ) {
+    const folder = await loadFolderFor(db, principal, folderId, 'view', 'FOLDER_FORBIDDEN');
+    const sort = query.sort ?? 'name';
+    const order = query.order ?? 'asc';
+    const after = query.cursor ? (decodeCursor(query.cursor, 2) as [string | number, string]) : undefined;
+    const page = await repo.listFilesPage(db, folder.id, folder.trash_batch, { sort, order, limit: query.limit ?? DEFAULT_PAGE_SIZE, after });
+    const last = page.rows[page.rows.length - 1];
+    return {
+      data: page.rows.map(fileDetail),
+      total: Number(folder.child_files),
+      nextCursor: page.hasMore && last ? encodeCursor([repo.sortValue(last, sort), last.id]) : null,
+    };
+  }
+
+  /** Loads the version to serve and unwraps its data key through the folder and file keys. */
+  async function openVersion(file: FileRow, versionId?: string): Promise<{ version: FileVersionRow; dataKey: Buffer }> {
+    const version = await repo.findVersion(db, file.id, versionId ?? file.current_version_id!);
+    if (!version) throw new AppError('VERSION_NOT_FOUND');
+    const fileKey = await fileKeyOf(db, file);
+    return { version, dataKey: openChildKey(fileKey, version.data_key_wrapped, version.id) };
+  }
+
+  /**
+   * Prepares a download: status, headers and a stream that decrypts only the segments the range
+   * needs. A segment that fails authentication ends the stream with an error (never in clear).
+   */
+  async function streamVersion(
+    file: FileRow,
+    options: DownloadOptions,
+  ): Promise<Download> {
+    const { version, dataKey } = await openVersion(file, options.versionId);
+    const size = Number(version.size);
+    const etag = `"${version.id}"`;
+    const base = { size, etag, name: file.name, contentType: version.content_type };
+    if (options.ifNoneMatch && options.ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) {
+      return { ...base, status: 304 };
+    }
+    // If-Range with another validator: the client's copy is stale, so it gets the whole file.
+    const range = options.ifRange && options.ifRange !== etag ? ({ kind: 'none' } as const) : parseRange(options.range, size);
+    if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
+    if (range.kind === 'range') {
+      const header = parseHeader(await readAll(await blobs.get(version.blob_id, { start: 0, end: HEADER_BYTES - 1 })));
+      const segments = segmentRange(size, range.start, range.end, header.segmentSize);
+      const stored = await blobs.get(version.blob_id, { start: segments.storedStart, end: segments.storedEnd });
+      return { ...base, status: 206, range, body: decrypting(stored, new RangeDecryptStream(dataKey, header, segments)) };
+    }
+    const stored = await blobs.get(version.blob_id);
+    return { ...base, status: 200, body: decrypting(stored, new DecryptStream(dataKey)) };
+  }
+
+  async function download(
+    principal: Principal,
+    fileId: string,
+    options: DownloadOptions,
+  ): Promise<Download> {
+    const file = await loadFileFor(db, principal, fileId, 'download');
+    if (options.versionId) assertId('ver', options.versionId, 'versionId');
+    return streamVersion(file, options);
+  }
+
+  async function publicFile(hashName: string): Promise<FileRow> {
+    const file = await repo.findFileByHashName(db, hashName);
+    if (!file || file.visibility !== 'public' || file.trash_batch !== '') throw new AppError('FILE_NOT_FOUND');
+    return file;
+  }
+
+  async function publicDownload(hashName: string, options: DownloadOptions): Promise<Download> {
+    return streamVersion(await publicFile(hashName), options);
+  }
+
+  /** Re-wraps a file's key for another folder (one wrap; the content is untouched). */
+  async function rewrapForFolder(trx: DbOrTrx, file: FileRow, targetFolderId: string): Promise<string> {
+    return rewrapChildKey(await fileKeyOf(trx, file), await folderKey(trx, keyring, targetFolderId), file.id);
+  }
+
+  async function loadTargetFolder(trx: DbOrTrx, principal: Principal, targetFolderId: string): Promise<FolderRow> {
+    const target = await loadFolderFor(trx, principal, assertId('fld', targetFolderId, 'targetFolderId'), 'edit');
+    requireLiveFolder(target);
+    return target;
+  }
+
+  async function move(principal: Principal, fileId: string, input: { targetFolderId: string; name?: string }): Promise<FileDetail> {
+    const requested = input.name === undefined ? undefined : assertName(input.name);
+    await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, 'edit');
+      requireLiveFile(file);
+      const target = await loadTargetFolder(trx, principal, input.targetFolderId);
+      const name = requested ?? file.name;
+      if (target.id === file.folder_id && name === file.name) return;
+      await assertNameFree(trx, target.id, name);
+      const keyWrapped = target.id === file.folder_id ? file.key_wrapped : await rewrapForFolder(trx, file, target.id);
+      await detachFile(trx, file);
+      await repo.updateFile(trx, file.id, { folder_id: target.id, bucket_id: target.bucket_id, name, key_wrapped: keyWrapped, updated_at: nowIso() });
+      await attachFile(trx, file, target.id);
+    });
+    return details(principal, fileId);
+  }
+
+  async function copy(principal: Principal, fileId: string, input: { targetFolderId: string; name?: string }): Promise<FileDetail> {
+    const requested = input.name === undefined ? undefined : assertName(input.name);
+    const copyId = await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, 'download');
+      requireLiveFile(file);
+      const target = await loadTargetFolder(trx, principal, input.targetFolderId);
+      let name: string;
+      if (requested !== undefined) {
+        await assertNameFree(trx, target.id, requested);
+        name = requested;
+      } else {
+        name = await freeItemName(trx, target.id, file.name, 'copy', true);
+      }
+      if (!(await reserveBytes(trx, target.owner_id, Number(file.size), config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+      const now = nowIso();
+      const [clone] = await cloneFiles(
+        trx,
+        [
+          {
+            file,
+            sourceFolderKey: await folderKey(trx, keyring, file.folder_id),
+            targetFolderId: target.id,
+            targetFolderKey: await folderKey(trx, keyring, target.id),
+            targetBucketId: target.bucket_id,
+            ownerId: target.owner_id,
+            name,
+          },
+        ],
+        now,
+      );
+      await attachFile(trx, { folder_id: target.id, size: file.size });
+      return clone.id;
+    });
+    return details(principal, copyId);
+  }
+
+  async function remove(principal: Principal, fileId: string, mode: 'soft' | 'hard'): Promise<void> {
+    await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, mode === 'hard' ? 'manage' : 'edit');
+      const now = nowIso();
+      if (mode === 'soft') {
+        if (file.trash_batch !== '') return;
+        await detachFile(trx, file);
+        await repo.updateFile(trx, file.id, { trash_batch: file.id, deleted_at: now });
+        return;
+      }
+      if (file.retain_until && file.retain_until > now) throw new AppError('RETENTION_ACTIVE', `The file is retained until ${file.retain_until}`);
+      await detachFile(trx, file);
+      await purgeFiles(trx, [{ id: file.id, owner_id: file.owner_id, versions_bytes: Number(file.versions_bytes) }], now);
+    });
+  }
+
+  async function restore(principal: Principal, fileId: string): Promise<FileDetail> {
+    await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, 'edit');
+      if (file.trash_batch === '') throw new AppError('NOT_IN_TRASH');
+      const folder = (await findFolder(trx, file.folder_id))!;
+      const targetId = folder.trash_batch === '' ? folder.id : (await findBucket(trx, file.bucket_id))!.root_folder_id!;
+      await detachFile(trx, file);
+      const name = await freeItemName(trx, targetId, file.name, 'restored', true);
+      const keyWrapped = targetId === file.folder_id ? file.key_wrapped : await rewrapForFolder(trx, file, targetId);
+      await repo.updateFile(trx, file.id, { folder_id: targetId, name, key_wrapped: keyWrapped, trash_batch: '', deleted_at: null, updated_at: nowIso() });
+      await attachFile(trx, file, targetId);
+    });
+    return details(principal, fileId);
+  }
+
+  async function versions(principal: Principal, fileId: string): Promise<VersionView[]> {
+    const file = await loadFileFor(db, principal, fileId, 'view');
+    return (await repo.listVersions(db, file.id)).map((v) => ({
+      id: v.id,
+      size: Number(v.size),
+      checksum: v.checksum,
+      contentType: v.content_type,
+      createdAt: v.created_at,
+      isCurrent: v.id === file.current_version_id,
+    }));
+  }
+
+  /** Makes an old version current again, as a new version sharing its blob. */
+  async function restoreVersion(principal: Principal, fileId: string, versionId: string): Promise<FileDetail> {
+    await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, 'edit');
+      requireLiveFile(file);
+      const old = await repo.findVersion(trx, file.id, versionId);
+      if (!old) throw new AppError('VERSION_NOT_FOUND');
+      if (!(await reserveBytes(trx, file.owner_id, Number(old.size), config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+      const fileKey = await fileKeyOf(trx, file);
+      const now = nowIso();
+      const id = newId('ver');
+      const dataKey = openChildKey(fileKey, old.data_key_wrapped, old.id);
+      await repo.insertVersions(trx, [{ ...old, id, data_key_wrapped: rewrapChildKey(dataKey, fileKey, id), created_at: now }]);
+      await adjustBlobRefs(trx, [old.blob_id], 1, now);
+      await setCurrentVersion(trx, file, { id, size: Number(old.size), checksum: old.checksum, contentType: old.content_type }, now);
+    });
+    return details(principal, fileId);
+  }
+
+  async function deleteVersion(principal: Principal, fileId: string, versionId: string): Promise<void> {
+    await mutate(async (trx) => {
+      const file = await loadFileFor(trx, principal, fileId, 'manage');
+      const version = await repo.findVersion(trx, file.id, versionId);
+      if (!version) throw new AppError('VERSION_NOT_FOUND');
+      if (version.id === file.current_version_id) throw new AppError('VERSION_IS_CURRENT');
+      const now = nowIso();
+      if (file.retain_until && file.retain_until > now) throw new AppError('RETENTION_ACTIVE', `The file is retained until ${file.retain_until}`);
+      await repo.deleteVersion(trx, version.id);
+      await adjustBlobRefs(trx, [version.blob_id], -1, now);
+      await repo.updateFile(trx, file.id, {
+        version_count: Number(file.version_count) - 1,
+        versions_bytes: Number(file.versions_bytes) - Number(version.size),
+        updated_at: now,
+      });
+      await releaseBytes(trx, file.owner_id, Number(version.size));
+    });
+  }
+
+  return {
+    uploadOne,
+    details,
+    update,
+    list,
+    download,
+    publicDownload,
+    move,
+    copy,
+    remove,
+    restore,
+    versions,
+    restoreVersion,
+    deleteVersion,
+  };
+}
+
+export type FileService = ReturnType<typeof fileService>;
+
+/** Pipes stored bytes through a decryptor; a read error of the store fails the decryptor too. */
+function decrypting(stored: Readable, decryptor: Transform): Readable {
+  pipeline(stored, decryptor).catch(() => {
+    // pipeline has already destroyed the decryptor with the error; the response handles it.
+  });
+  return decryptor;
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

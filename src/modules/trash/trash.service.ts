@@ -1,0 +1,50 @@
+import { loadBucketFor } from '../../access/access.js';
+import type { AppContext, Principal } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { fileDetail, fileService, type FileDetail } from '../files/files.service.js';
+import { listTrashRoots } from '../folders/folders.repository.js';
+import { folderService, type FolderListItem } from '../folders/folders.service.js';
+
+/** The trash of an account: what was trashed on its own (items trashed with a folder are inside it). */
+export function trashService(ctx: AppContext) {
+  const { db } = ctx;
+  const folders = folderService(ctx);
+  const files = fileService(ctx);
+
+  async function roots(principal: Principal, bucketId?: string) {
+    if (bucketId) await loadBucketFor(db, principal, bucketId);
+    const folderRows = await listTrashRoots(db, principal.userId, bucketId);
+    let fileQuery = db.selectFrom('files').selectAll().where('owner_id', '=', principal.userId).whereRef('trash_batch', '=', 'id');
+    if (bucketId) fileQuery = fileQuery.where('bucket_id', '=', bucketId);
+    const fileRows = await fileQuery.orderBy('deleted_at', 'desc').execute();
+    return { folderRows, fileRows };
+  }
+
+  async function list(principal: Principal, bucketId?: string): Promise<{ folders: FolderListItem[]; files: FileDetail[] }> {
+    const { folderRows, fileRows } = await roots(principal, bucketId);
+    return { folders: folderRows.map(folders.listItem), files: fileRows.map(fileDetail) };
+  }
+
+  /** Hard-deletes everything in the trash, except what retention still protects. */
+  async function empty(principal: Principal, bucketId?: string) {
+    const { folderRows, fileRows } = await roots(principal, bucketId);
+    let deleted = 0;
+    let kept = 0;
+    const attempts = [
+      ...folderRows.map((f) => () => folders.remove(principal, f.id, 'hard')),
+      ...fileRows.map((f) => () => files.remove(principal, f.id, 'hard')),
+    ];
+    for (const attempt of attempts) {
+      try {
+        await attempt();
+        deleted++;
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'RETENTION_ACTIVE')) throw error;
+        kept++;
+      }
+    }
+    return { deleted, keptUnderRetention: kept };
+  }
+
+  return { list, empty };
+}
