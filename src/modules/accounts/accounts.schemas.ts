@@ -27,21 +27,15 @@ export const Session = Type.Object({
 export const RegisterBody = Type.Object({ email: Email, password: Password, name: PersonName });
 export const LoginBody = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
 
-export const PersonalToken = Type.Object({
+const personalTokenFields = {
   id: Type.String(),
   name: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-export const NewPersonalToken = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  token: Type.String({ description: 'Shown once; store it safely' }),
-});
+};
+export const PersonalToken = Type.Object(personalTokenFields);
+export const NewPersonalToken = Type.Object({ ...personalTokenFields, token: Type.String({ description: 'Shown once; store it safely' }) });
 export const CreateTokenBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
   expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Omit for a token that does not expire' })),

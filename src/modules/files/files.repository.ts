@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import type { FileRow, FileVersionRow, NewFile } from '../../db/schema.js';
+import { subtreeFolderIds } from '../folders/folders.repository.js';
 
 export function findFile(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
   return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
@@ -75,17 +76,6 @@ export async function listFilesPage(
 
 export function sortValue(row: FileRow, sort: FileSort): string | number {
   return sort === 'name' ? row.name : sort === 'createdAt' ? row.created_at : Number(row.size);
-}
-
-/** The ids of a folder and all its descendants, whatever their trash state (a subquery). */
-function subtreeFolderIds(rootFolderId: string) {
-  return sql`
-    with recursive sub (id) as (
-      select id from folders where id = ${rootFolderId}
-      union all
-      select c.id from folders c join sub on c.parent_id = sub.id
-    )
-    select id from sub`;
 }
 
 export interface PurgeRow {

@@ -6,7 +6,7 @@ import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
 import type { DbOrTrx } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mutation } from '../../db/transaction.js';
 import type { FileRow, FileVersionRow, FolderRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { parseRange } from '../../lib/range.js';
@@ -108,14 +108,8 @@ const ONE_FILE = { folders: 0, files: 1 };
 export function fileService(ctx: AppContext) {
   const { db, keyring, blobs, config } = ctx;
 
-  async function mutate<T>(work: (trx: DbOrTrx) => Promise<T>): Promise<T> {
-    try {
-      return await db.transaction().execute(work);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new AppError('NAME_CONFLICT');
-      throw error;
-    }
-  }
+  const mutate = <T>(work: (trx: DbOrTrx) => Promise<T>) => mutation(db, work);
+
 
   function requireLiveFolder(folder: FolderRow): void {
     if (folder.trash_batch !== '') throw new AppError('FOLDER_IN_TRASH');

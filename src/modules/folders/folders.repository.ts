@@ -211,33 +211,26 @@ export async function setSubtreeTrashState(
   await sql`update folders set trash_batch = ${toBatch}, deleted_at = ${deletedAt} where id in (${subtree})`.execute(db);
 }
 
-/** Deletes a folder and its whole subtree in one statement (the parent reference is checked at its end). */
-export async function deleteSubtree(db: DbOrTrx, rootId: string): Promise<void> {
-  await sql`
-    delete from folders where id in (
-      with recursive sub (id) as (
-        select id from folders where id = ${rootId}
-        union all
-        select c.id from folders c join sub on c.parent_id = sub.id
-      )
-      select id from sub
+/** A subquery: the ids of a folder and all its descendants, whatever their trash state. */
+export function subtreeFolderIds(rootId: string) {
+  return sql`
+    with recursive sub (id) as (
+      select id from folders where id = ${rootId}
+      union all
+      select c.id from folders c join sub on c.parent_id = sub.id
     )
-  `.execute(db);
+    select id from sub`;
 }
 
-/** Moves every folder of a subtree to another bucket (a cross-bucket move). */
+/** Deletes a folder and its whole subtree in one statement (the parent reference is checked at its end). */
+export async function deleteSubtree(db: DbOrTrx, rootId: string): Promise<void> {
+  await sql`delete from folders where id in (${subtreeFolderIds(rootId)})`.execute(db);
+}
+
+/** Moves every folder and file of a subtree to another bucket (a cross-bucket move). */
 export async function setSubtreeBucket(db: DbOrTrx, rootId: string, bucketId: string): Promise<void> {
-  await sql`
-    update folders set bucket_id = ${bucketId}
-    where id in (
-      with recursive sub (id) as (
-        select id from folders where id = ${rootId}
-        union all
-        select c.id from folders c join sub on c.parent_id = sub.id
-      )
-      select id from sub
-    )
-  `.execute(db);
+  await sql`update files set bucket_id = ${bucketId} where folder_id in (${subtreeFolderIds(rootId)})`.execute(db);
+  await sql`update folders set bucket_id = ${bucketId} where id in (${subtreeFolderIds(rootId)})`.execute(db);
 }
 
 /** The live subtree of a folder (itself first), parents always before their children. */

@@ -39,21 +39,20 @@ export const FolderDetail = Type.Object(
   { $id: 'FolderDetail', title: 'FolderDetail' },
 );
 
-export const FolderListItem = Type.Object(
-  {
-    id: Type.String(),
-    bucketId: Type.String(),
-    parentId: Type.String(),
-    hashUrl: Type.String(),
-    name: Type.String(),
-    visibility: Visibility,
-    isDelete: Type.Boolean(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-    deletedAt: NullableTimestamp,
-  },
-  { $id: 'FolderListItem', title: 'FolderListItem' },
-);
+const folderListItemFields = {
+  id: Type.String(),
+  bucketId: Type.String(),
+  parentId: Type.String(),
+  hashUrl: Type.String(),
+  name: Type.String(),
+  visibility: Visibility,
+  isDelete: Type.Boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  deletedAt: NullableTimestamp,
+};
+
+export const FolderListItem = Type.Object(folderListItemFields, { $id: 'FolderListItem', title: 'FolderListItem' });
 
 export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
 export const FolderIdOrRootParams = Type.Object({
@@ -78,21 +77,7 @@ export const SubfoldersPage = Type.Object({
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
 export const BucketFoldersPage = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      bucketId: Type.String(),
-      parentId: Type.String(),
-      hashUrl: Type.String(),
-      name: Type.String(),
-      visibility: Visibility,
-      isDelete: Type.Boolean(),
-      createdAt: Timestamp,
-      updatedAt: Timestamp,
-      deletedAt: NullableTimestamp,
-      displayPath: Type.String(),
-    }),
-  ),
+  data: Type.Array(Type.Object({ ...folderListItemFields, displayPath: Type.String() })),
   total: Type.Integer(),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });

@@ -1,7 +1,7 @@
 import { loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mutation } from '../../db/transaction.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
@@ -201,15 +201,8 @@ export function folderService(ctx: AppContext) {
     return freeItemName(trx, parentId, base, suffix, false);
   }
 
-  /** Runs a mutation in one transaction; a race on the unique sibling-name index becomes 409. */
-  async function mutate<T>(work: (trx: DbOrTrx) => Promise<T>): Promise<T> {
-    try {
-      return await db.transaction().execute(work);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new AppError('NAME_CONFLICT');
-      throw error;
-    }
-  }
+  const mutate = <T>(work: (trx: DbOrTrx) => Promise<T>) => mutation(db, work);
+
 
   function requireLive(folder: FolderRow): void {
     if (folder.trash_batch !== '') throw new AppError('FOLDER_IN_TRASH');

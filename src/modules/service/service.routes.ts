@@ -29,9 +29,9 @@ export function serviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get('/readyz', {
       schema: {
         tags,
-        summary: 'Readiness: the database answers',
+        summary: 'Readiness: the database and the blob store answer',
         security: [],
-        response: { 200: Type.Object({ status: Type.String(), database: Type.String() }), ...errorResponses(503) },
+        response: { 200: Type.Object({ status: Type.String(), database: Type.String(), blobStore: Type.String() }), ...errorResponses(503) },
       },
     }, async (request) => {
       try {
@@ -40,7 +40,13 @@ export function serviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         request.log.warn({ err: error }, 'readiness check failed');
         throw new AppError('SERVICE_UNAVAILABLE', 'The database does not answer');
       }
-      return { status: 'ready', database: ctx.database.dialect };
+      try {
+        await ctx.blobs.ping();
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed');
+        throw new AppError('SERVICE_UNAVAILABLE', 'The blob store does not answer');
+      }
+      return { status: 'ready', database: ctx.database.dialect, blobStore: ctx.blobs.kind };
     });
   };
 }
