@@ -90,6 +90,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // An empty body with a JSON content type (common on DELETE and POST without payload) means "no body".
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  // The API speaks JSON (and multipart or raw bytes on upload routes): plain text is 415.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === '') return done(null, undefined);
