@@ -1,0 +1,39 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DIALECTS, build, signUp } from '../helper.js';
+
+function listFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+for (const dialect of DIALECTS) {
+  describe(`no plaintext at rest [${dialect}]`, () => {
+    it('no file under the data folder contains the content of an uploaded file', async (t) => {
+      const { app, config } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = (await user.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
+      const marker = `COFFRE-MARKER-${randomBytes(12).toString('hex')}`;
+      // The marker repeated across several segments, at segment edges too.
+      const content = Buffer.from(`${marker}\n`.repeat(20_000));
+      const res = await app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${root}?name=notes.txt`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'text/plain' },
+        payload: content,
+      });
+      assert.equal(res.statusCode, 201);
+      const download = await app.inject({ method: 'GET', url: `/api/files/download/${res.json().data.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      assert.ok(download.rawPayload.equals(content), 'the content itself round-trips');
+
+      const needle = Buffer.from(marker);
+      const files = listFiles(config.dataDir);
+      assert.ok(files.some((f) => f.includes(`${path.sep}blobs${path.sep}`)), 'the blob is under the data folder');
+      for (const file of files) {
+        assert.equal(fs.readFileSync(file).indexOf(needle), -1, `${path.relative(config.dataDir, file)} contains the plaintext`);
+      }
+    });
+  });
+}
