@@ -22,6 +22,12 @@ export const NONCE_PREFIX_BYTES = 7;
 export const DEFAULT_SEGMENT_LOG2 = 16; // 64 KiB
 export const KEY_BYTES = 32;
 
+/**
+ * Buffer size of the cipher streams: large enough that reading the source, the crypto and
+ * writing the sink overlap instead of waiting on each other (a few MiB per transfer at most).
+ */
+const STREAM_HIGH_WATER_MARK = 2 * 1024 * 1024;
+
 export class CipherFormatError extends Error {
   constructor(message: string) {
     super(message);
@@ -114,7 +120,7 @@ export class EncryptStream extends Transform {
   plaintextBytes = 0;
 
   constructor(private readonly key: Buffer, segmentLog2 = DEFAULT_SEGMENT_LOG2) {
-    super();
+    super({ highWaterMark: STREAM_HIGH_WATER_MARK });
     if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
     this.header = newHeader(segmentLog2);
     this.push(this.header.bytes);
@@ -159,7 +165,7 @@ export class DecryptStream extends Transform {
   private index = 0;
 
   constructor(private readonly key: Buffer) {
-    super();
+    super({ highWaterMark: STREAM_HIGH_WATER_MARK });
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -252,7 +258,7 @@ export class RangeDecryptStream extends Transform {
   private remaining: number;
 
   constructor(private readonly key: Buffer, private readonly header: StreamHeader, private readonly range: SegmentRange) {
-    super();
+    super({ highWaterMark: STREAM_HIGH_WATER_MARK });
     this.index = range.firstSegment;
     this.toSkip = range.skip;
     this.remaining = range.length;

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange } from '../blob-store.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
+const WRITE_BATCH_BYTES = 1024 * 1024;
 
 /**
  * Blobs as files under `<root>/ab/cd/<key>`. A put writes a temp file in `<root>/tmp`, fsyncs
@@ -31,16 +32,29 @@ export class FsBlobStore implements BlobStore {
     const handle = await fsp.open(temp, 'wx', 0o600);
     let size = 0;
     try {
-      // Sequential writes keep back-pressure on the source and memory flat.
+      // Chunks are gathered into ~1 MiB batches written with one writev each; awaiting each
+      // batch keeps back-pressure on the source and memory flat.
+      let batch: Buffer[] = [];
+      let batchBytes = 0;
+      const flush = async () => {
+        let pending = batch;
+        let remaining = batchBytes;
+        batch = [];
+        batchBytes = 0;
+        while (remaining > 0) {
+          const { bytesWritten } = await handle.writev(pending);
+          remaining -= bytesWritten;
+          if (remaining > 0) pending = skipBytes(pending, bytesWritten);
+        }
+      };
       for await (const chunk of body) {
         const bytes = chunk as Buffer;
-        let written = 0;
-        while (written < bytes.length) {
-          const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
-          written += bytesWritten;
-        }
+        batch.push(bytes);
+        batchBytes += bytes.length;
         size += bytes.length;
+        if (batchBytes >= WRITE_BATCH_BYTES) await flush();
       }
+      await flush();
       await handle.sync();
       await handle.close();
       await fsp.mkdir(path.dirname(target), { recursive: true });
@@ -93,6 +107,21 @@ export class FsBlobStore implements BlobStore {
     }
     return removed;
   }
+}
+
+/** The buffers after the first `n` bytes (after a short writev). */
+function skipBytes(buffers: Buffer[], n: number): Buffer[] {
+  const out: Buffer[] = [];
+  let skip = n;
+  for (const b of buffers) {
+    if (skip >= b.length) {
+      skip -= b.length;
+      continue;
+    }
+    out.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
+  }
+  return out;
 }
 
 async function syncDirectory(dir: string): Promise<void> {

@@ -32,7 +32,7 @@ class Meter extends Transform {
   bytes = 0;
   private readonly hash = createHash('sha256');
   constructor(private readonly limits: UploadLimits) {
-    super();
+    super({ highWaterMark: 2 * 1024 * 1024 });
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
