@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { ID_BODY } from '../lib/ids.js';
 
 function send(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetail[]) {
   const status = ERROR_CATALOG[code].status;
@@ -44,6 +45,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error.validation) {
       const details = validationDetails(error);
       if (error.validationContext === 'params') return send(reply, 'INVALID_ID', 'A path parameter is malformed', details);
+      const badId = error.validation.some((v) => v.keyword === 'pattern' && String((v.params as { pattern?: string }).pattern).includes(ID_BODY));
+      if (badId) return send(reply, 'INVALID_ID', `A malformed id: ${details.map((d) => d.field).join(', ')}`, details);
       return send(reply, 'VALIDATION_FAILED', `The request is not valid: ${details.map((d) => `${d.field} ${d.problem}`).join('; ')}`, details);
     }
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;

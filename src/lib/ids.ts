@@ -25,7 +25,8 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${chars.join('')}`;
 }
 
-const ID_BODY = `[${ALPHABET}]{${BODY_LENGTH}}`;
+/** The part every id pattern shares, to recognise id patterns in validation errors. */
+export const ID_BODY = `[${ALPHABET}]{${BODY_LENGTH}}`;
 
 /** JSON-schema pattern of a well-formed id of one type. */
 export function idPattern(prefix: IdPrefix): string {
