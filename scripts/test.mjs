@@ -41,12 +41,32 @@ if (await postgresAnswers(pgUrl)) {
   process.stderr.write('Running the SQLite suite only. Start PostgreSQL (or set COFFRE_TEST_DATABASE_URL) to run both.\n');
 }
 
+// Every PostgreSQL schema of this run starts with t_<runId>_; they are dropped when the run ends.
+const runId = `r${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+
+async function dropRunSchemas() {
+  if (!dialects.includes('postgres')) return;
+  const client = new pg.Client({ connectionString: pgUrl });
+  try {
+    await client.connect();
+    const { rows } = await client.query("select schema_name from information_schema.schemata where schema_name like $1", [`t\\_${runId}\\_%`]);
+    for (const { schema_name: name } of rows) await client.query(`drop schema if exists "${name}" cascade`);
+  } catch (error) {
+    process.stderr.write(`could not drop the test schemas: ${error.message}\n`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 const args = process.argv.slice(2);
 const files = args.length > 0 ? args : findTests('test').sort();
 process.stdout.write(`Test dialects: ${dialects.join(', ')}; ${files.length} test files\n`);
 const child = spawn(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl } },
+  { stdio: 'inherit', env: { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId } },
 );
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+child.on('exit', async (code, signal) => {
+  await dropRunSchemas();
+  process.exit(code ?? (signal ? 1 : 0));
+});

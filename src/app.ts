@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import { FsBlobStore } from './blobs/fs/fs-blob-store.js';
@@ -82,6 +82,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // Path parameters may hold lists of ids (`/files/shared/{fileId}/{userIds}`).
+    maxParamLength: 2048,
+    // Errors raised before routing (an undecodable URL) still leave as the envelope.
+    frameworkErrors: (_error, request, reply) => {
+      const raw = reply as unknown as FastifyReply;
+      raw.header('x-request-id', request.id);
+      raw.code(400).type('application/json; charset=utf-8').send({ status: 400, message: 'The URL is malformed', code: 'VALIDATION_FAILED', data: null });
     },
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();

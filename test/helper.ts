@@ -7,12 +7,13 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { LogEvent } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { dropPgSchema, type DatabaseHandle, type DialectName } from '../src/db/database.js';
+import type { DatabaseHandle, DialectName } from '../src/db/database.js';
 import { prepareDatabase } from '../src/db/prepare.js';
 
 /** The database dialects this run covers (set by scripts/test.mjs; SQLite alone by default). */
 export const DIALECTS = (process.env.COFFRE_TEST_DIALECTS || 'sqlite').split(',') as DialectName[];
 const PG_URL = process.env.COFFRE_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const RUN_ID = process.env.COFFRE_TEST_RUN_ID || `solo${randomBytes(3).toString('hex')}`;
 
 export interface BuildOptions {
   config?: Partial<Config>;
@@ -33,7 +34,9 @@ export interface TestApp {
  */
 export async function build(t: TestContext, dialect: DialectName, options: BuildOptions = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-test-'));
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // Schemas are dropped by scripts/test.mjs once the whole run is over: dropping them while other
+  // test files run makes Kysely's migrator, which inspects every schema, fail intermittently.
+  const schema = `t_${RUN_ID}_${randomBytes(6).toString('hex')}`;
   const config = loadConfig(
     { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
     options.config,
@@ -48,7 +51,6 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
   t.after(async () => {
     await app.close();
     await database.close();
-    if (dialect === 'postgres') await dropPgSchema(PG_URL, schema);
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   return { app, database, config, dialect };

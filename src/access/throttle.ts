@@ -3,8 +3,11 @@ import type { DbOrTrx } from '../db/database.js';
 import { AppError } from '../errors.js';
 
 /**
- * Fixed-window failure counters kept in the database, so every instance sees the same count.
+ * Fixed-window attempt counters kept in the database, so every instance sees the same count.
  * Used for failed logins now and wrong link passwords and keys later.
+ *
+ * An attempt is counted *before* the slow check it guards (password hashing), so simultaneous
+ * guesses cannot all slip in under the limit; a successful attempt gives its count back.
  */
 export interface ThrottleRule {
   key: string;
@@ -12,38 +15,36 @@ export interface ThrottleRule {
   windowSeconds: number;
 }
 
-/** Throws 429 RATE_LIMITED with `Retry-After` when any of the rules' counters is at its limit. */
-export async function assertNotThrottled(db: DbOrTrx, rules: ThrottleRule[], nowMs = Date.now()): Promise<void> {
-  if (rules.length === 0) return;
-  const rows = await db
-    .selectFrom('throttles')
-    .select(['key', 'count', 'window_start_ms'])
-    .where('key', 'in', rules.map((r) => r.key))
-    .execute();
+/**
+ * Counts one attempt against every rule (one atomic upsert per key) and throws 429 RATE_LIMITED
+ * with `Retry-After` when any counter is now past its limit.
+ */
+export async function consumeAttempt(db: DbOrTrx, rules: ThrottleRule[], nowMs = Date.now()): Promise<void> {
   let retryAfter = 0;
-  for (const row of rows) {
-    const rule = rules.find((r) => r.key === row.key)!;
-    const windowEnds = Number(row.window_start_ms) + rule.windowSeconds * 1000;
-    if (windowEnds > nowMs && row.count >= rule.limit) retryAfter = Math.max(retryAfter, Math.ceil((windowEnds - nowMs) / 1000));
-  }
-  if (retryAfter > 0) {
-    throw new AppError('RATE_LIMITED', undefined, undefined, { 'retry-after': String(retryAfter) });
-  }
-}
-
-/** Counts one failure against each rule, atomically (one upsert per key, safe across instances). */
-export async function recordFailure(db: DbOrTrx, rules: ThrottleRule[], nowMs = Date.now()): Promise<void> {
   for (const rule of rules) {
     const windowStartedBefore = nowMs - rule.windowSeconds * 1000;
-    await sql`
+    const result = await sql<{ count: number; window_start_ms: number }>`
       insert into throttles (key, count, window_start_ms) values (${rule.key}, 1, ${nowMs})
       on conflict (key) do update set
         count = case when throttles.window_start_ms <= ${windowStartedBefore} then 1 else throttles.count + 1 end,
         window_start_ms = case when throttles.window_start_ms <= ${windowStartedBefore} then ${nowMs} else throttles.window_start_ms end
+      returning count, window_start_ms
     `.execute(db);
+    const row = result.rows[0];
+    if (Number(row.count) > rule.limit) {
+      const windowEnds = Number(row.window_start_ms) + rule.windowSeconds * 1000;
+      retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil((windowEnds - nowMs) / 1000)));
+    }
   }
+  if (retryAfter > 0) throw new AppError('RATE_LIMITED', undefined, undefined, { 'retry-after': String(retryAfter) });
 }
 
-export async function clearFailures(db: DbOrTrx, keys: string[]): Promise<void> {
+/** Takes back one counted attempt (it succeeded). */
+export async function refundAttempt(db: DbOrTrx, keys: string[]): Promise<void> {
+  for (const key of keys) await sql`update throttles set count = count - 1 where key = ${key} and count > 0`.execute(db);
+}
+
+/** Forgets the counters of these keys (e.g. an account after a successful login). */
+export async function clearAttempts(db: DbOrTrx, keys: string[]): Promise<void> {
   if (keys.length > 0) await db.deleteFrom('throttles').where('key', 'in', keys).execute();
 }

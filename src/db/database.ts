@@ -96,14 +96,3 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
     close: () => db.destroy(),
   };
 }
-
-/** Drops a PostgreSQL schema and everything in it (test clean-up). */
-export async function dropPgSchema(url: string, schema: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await admin.end();
-  }
-}

@@ -7,6 +7,18 @@ export async function countUsers(db: DbOrTrx): Promise<number> {
   return Number(row.n);
 }
 
+// Any fixed 64-bit number, unique among the advisory locks of the service.
+const USER_CREATION_LOCK = 0x636f6666_7265;
+
+/**
+ * Makes concurrent sign-ups that depend on the number of users wait for each other, until the
+ * end of the transaction. PostgreSQL: a transaction-scoped advisory lock; SQLite serialises
+ * writers (and Kysely's single connection serialises transactions) already.
+ */
+export async function lockUserCreation(trx: DbOrTrx, rowLocks: boolean): Promise<void> {
+  if (rowLocks) await sql`select pg_advisory_xact_lock(${USER_CREATION_LOCK})`.execute(trx);
+}
+
 export function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
 }

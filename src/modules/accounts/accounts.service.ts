@@ -1,7 +1,7 @@
 import type { AppContext, Principal } from '../../context.js';
 import type { TokenRow, UserRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
-import { assertNotThrottled, clearFailures, recordFailure, type ThrottleRule } from '../../access/throttle.js';
+import { clearAttempts, consumeAttempt, refundAttempt, type ThrottleRule } from '../../access/throttle.js';
 import { newId } from '../../lib/ids.js';
 import { hashPassword, hashToken, newBearerToken, verifyPassword } from '../../lib/secrets.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
@@ -36,6 +36,8 @@ export interface PersonalTokenView {
 
 export const DEFAULT_DATAHUB_NAME = 'My datahub';
 export const DEFAULT_BUCKET_NAME = 'default';
+
+const FIRST_USER_TAKEN = 'Registration is closed: this server already has its first user';
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -81,13 +83,18 @@ export function accountService(ctx: AppContext) {
    * Creates an account with its default datahub (first active location), default bucket and the
    * bucket's root folder, all in one transaction. Used by sign-up and by `coffre user create`.
    */
-  async function createUser(input: { email: string; password: string; name: string }): Promise<UserRow> {
+  async function createUser(input: { email: string; password: string; name: string }, options: { onlyFirstUser?: boolean } = {}): Promise<UserRow> {
     const email = normalizeEmail(input.email);
     if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
     const passwordHash = await hashPassword(input.password);
     const now = nowIso();
     try {
       return await db.transaction().execute(async (trx) => {
+        if (options.onlyFirstUser) {
+          // Checked again under a lock: concurrent first sign-ups must not all pass the check.
+          await repo.lockUserCreation(trx, ctx.database.capabilities.rowLocks);
+          if ((await repo.countUsers(trx)) > 0) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
+        }
         const location = await findFirstActiveLocation(trx);
         if (!location) throw new Error('no active location: the regions data file has none');
         const user: UserRow = {
@@ -118,25 +125,23 @@ export function accountService(ctx: AppContext) {
 
   async function register(input: { email: string; password: string; name: string }): Promise<Session> {
     if (config.registration === 'closed') throw new AppError('REGISTRATION_CLOSED');
-    if (config.registration === 'first-user' && (await repo.countUsers(db)) > 0) {
-      throw new AppError('REGISTRATION_CLOSED', 'Registration is closed: this server already has its first user');
-    }
-    return issueSession(await createUser(input));
+    const onlyFirstUser = config.registration === 'first-user';
+    if (onlyFirstUser && (await repo.countUsers(db)) > 0) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
+    return issueSession(await createUser(input, { onlyFirstUser }));
   }
 
   async function login(input: { email: string; password: string }, clientAddress: string): Promise<Session> {
     const email = normalizeEmail(input.email);
     const accountRule: ThrottleRule = { key: `login:account:${email}`, limit: config.loginMaxFailuresPerAccount, windowSeconds: config.loginWindowSeconds };
     const addressRule: ThrottleRule = { key: `login:address:${clientAddress}`, limit: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds };
-    await assertNotThrottled(db, [accountRule, addressRule]);
+    await consumeAttempt(db, [accountRule, addressRule]);
     const user = await repo.findUserByEmail(db, email);
     dummyHash ??= hashPassword('coffre-timing-equaliser');
     const ok = await verifyPassword(user?.password_hash ?? (await dummyHash), input.password);
-    if (!user || !ok) {
-      await recordFailure(db, [accountRule, addressRule]);
-      throw new AppError('INVALID_CREDENTIALS');
-    }
-    await clearFailures(db, [accountRule.key]);
+    if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
+    // Only failures count: a success clears the account's counter and gives back its address attempt.
+    await clearAttempts(db, [accountRule.key]);
+    await refundAttempt(db, [addressRule.key]);
     return issueSession(user);
   }
 

@@ -64,19 +64,27 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       }, async (request, reply) => {
         const principal = principalOf(request);
         const uploaded: FileDetail[] = [];
-        for await (const part of request.parts()) {
-          if (part.type !== 'file') continue;
-          if (!part.filename) throw new AppError('MISSING_FILE_NAME');
-          uploaded.push(
-            await files.uploadOne(principal, request.params.folderId, {
-              name: part.filename,
-              contentType: normalizeContentType(part.mimetype),
-              body: part.file,
-              onConflict: request.query.onConflict ?? 'version',
-            }),
-          );
+        try {
+          for await (const part of request.parts()) {
+            if (part.type !== 'file') continue;
+            if (!part.filename) throw new AppError('MISSING_FILE_NAME');
+            uploaded.push(
+              await files.uploadOne(principal, request.params.folderId, {
+                name: part.filename,
+                contentType: normalizeContentType(part.mimetype),
+                body: part.file,
+                onConflict: request.query.onConflict ?? 'version',
+              }),
+            );
+          }
+          if (uploaded.length === 0) throw new AppError('NO_FILE_IN_UPLOAD');
+        } catch (error) {
+          // One request, one outcome: a later part failing takes back the parts already stored.
+          for (const done of uploaded.reverse()) {
+            await files.undoUpload(principal, done).catch((undoError) => request.log.error({ err: undoError }, 'could not take back an upload'));
+          }
+          throw error;
         }
-        if (uploaded.length === 0) throw new AppError('NO_FILE_IN_UPLOAD');
         reply.code(201);
         return envelope(uploaded, 201, `${uploaded.length} file(s) uploaded`);
       });

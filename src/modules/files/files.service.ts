@@ -18,7 +18,7 @@ import { findUserById, releaseBytes, reserveBytes } from '../accounts/accounts.r
 import { findBucket } from '../buckets/buckets.repository.js';
 import { folderKey } from '../folders/folders.keys.js';
 import { assertNameFree, freeItemName } from '../folders/folders.names.js';
-import { adjustChain, findFolder } from '../folders/folders.repository.js';
+import { adjustChain, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
 import { discardBlob, storeEncrypted, type StoredContent } from './files.storage.js';
@@ -108,7 +108,12 @@ const ONE_FILE = { folders: 0, files: 1 };
 export function fileService(ctx: AppContext) {
   const { db, keyring, blobs, config } = ctx;
 
-  const mutate = <T>(work: (trx: DbOrTrx) => Promise<T>) => mutation(db, work);
+  /** A mutation of the trees holding `refs`, serialised with the others on them (see lockTrees). */
+  const mutate = <T>(refs: TreeRefs, work: (trx: DbOrTrx) => Promise<T>) =>
+    mutation(db, async (trx) => {
+      await lockTrees(trx, ctx.database.capabilities.rowLocks, refs);
+      return work(trx);
+    });
 
 
   function requireLiveFolder(folder: FolderRow): void {
@@ -154,7 +159,7 @@ export function fileService(ctx: AppContext) {
     if (input.onConflict === 'fail') await assertNameFree(db, folder.id, name);
     const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: await quotaRemaining(folder.owner_id) });
     try {
-      const fileId = await mutate((trx) => recordUpload(trx, principal, folder.id, name, input.contentType, input.onConflict, stored));
+      const fileId = await mutate({ folders: [folder.id] }, (trx) => recordUpload(trx, principal, folder.id, name, input.contentType, input.onConflict, stored));
       return fileDetail((await repo.findFile(db, fileId))!);
     } catch (error) {
       await discardBlob(db, blobs, stored.blobId);
@@ -261,7 +266,7 @@ export function fileService(ctx: AppContext) {
     input: { name: string; visibility: 'private' | 'public'; retentionPeriod?: RetentionPeriod },
   ): Promise<void> {
     const name = assertName(input.name);
-    await mutate(async (trx) => {
+    await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
       requireLiveFile(file);
       if (name !== file.name) await assertNameFree(trx, file.folder_id, name);
@@ -287,6 +292,10 @@ export function fileService(ctx: AppContext) {
     const sort = query.sort ?? 'name';
     const order = query.order ?? 'asc';
     const after = query.cursor ? (decodeCursor(query.cursor, 2) as [string | number, string]) : undefined;
+    // A cursor made for another sort holds a value of the wrong type for this one.
+    if (after && (typeof after[0] !== (sort === 'size' ? 'number' : 'string') || typeof after[1] !== 'string')) {
+      throw new AppError('INVALID_CURSOR', 'This cursor belongs to another sort order');
+    }
     const page = await repo.listFilesPage(db, folder.id, folder.trash_batch, { sort, order, limit: query.limit ?? DEFAULT_PAGE_SIZE, after });
     const last = page.rows[page.rows.length - 1];
     return {
@@ -339,7 +348,10 @@ export function fileService(ctx: AppContext) {
   ): Promise<Download> {
     const file = await loadFileFor(db, principal, fileId, 'download');
     if (options.versionId) assertId('ver', options.versionId, 'versionId');
-    return streamVersion(file, options);
+    const download = await streamVersion(file, options);
+    // A read of a file counts as an access of its folder (API.md §3, lastAccessAt).
+    if (download.status !== 304) await touchFolderAccess(db, file.folder_id, nowIso(), 60_000);
+    return download;
   }
 
   async function publicFile(hashName: string): Promise<FileRow> {
@@ -365,7 +377,7 @@ export function fileService(ctx: AppContext) {
 
   async function move(principal: Principal, fileId: string, input: { targetFolderId: string; name?: string }): Promise<FileDetail> {
     const requested = input.name === undefined ? undefined : assertName(input.name);
-    await mutate(async (trx) => {
+    await mutate({ files: [fileId], folders: [input.targetFolderId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
       requireLiveFile(file);
       const target = await loadTargetFolder(trx, principal, input.targetFolderId);
@@ -382,7 +394,7 @@ export function fileService(ctx: AppContext) {
 
   async function copy(principal: Principal, fileId: string, input: { targetFolderId: string; name?: string }): Promise<FileDetail> {
     const requested = input.name === undefined ? undefined : assertName(input.name);
-    const copyId = await mutate(async (trx) => {
+    const copyId = await mutate({ files: [fileId], folders: [input.targetFolderId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'download');
       requireLiveFile(file);
       const target = await loadTargetFolder(trx, principal, input.targetFolderId);
@@ -417,7 +429,7 @@ export function fileService(ctx: AppContext) {
   }
 
   async function remove(principal: Principal, fileId: string, mode: 'soft' | 'hard'): Promise<void> {
-    await mutate(async (trx) => {
+    await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, mode === 'hard' ? 'manage' : 'edit');
       const now = nowIso();
       if (mode === 'soft') {
@@ -433,7 +445,7 @@ export function fileService(ctx: AppContext) {
   }
 
   async function restore(principal: Principal, fileId: string): Promise<FileDetail> {
-    await mutate(async (trx) => {
+    await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
       if (file.trash_batch === '') throw new AppError('NOT_IN_TRASH');
       const folder = (await findFolder(trx, file.folder_id))!;
@@ -461,7 +473,7 @@ export function fileService(ctx: AppContext) {
 
   /** Makes an old version current again, as a new version sharing its blob. */
   async function restoreVersion(principal: Principal, fileId: string, versionId: string): Promise<FileDetail> {
-    await mutate(async (trx) => {
+    await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
       requireLiveFile(file);
       const old = await repo.findVersion(trx, file.id, versionId);
@@ -479,7 +491,7 @@ export function fileService(ctx: AppContext) {
   }
 
   async function deleteVersion(principal: Principal, fileId: string, versionId: string): Promise<void> {
-    await mutate(async (trx) => {
+    await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'manage');
       const version = await repo.findVersion(trx, file.id, versionId);
       if (!version) throw new AppError('VERSION_NOT_FOUND');
@@ -497,7 +509,37 @@ export function fileService(ctx: AppContext) {
     });
   }
 
+  /**
+   * Takes back one stored part of a multipart request that failed on a later part, so a refused
+   * request leaves nothing behind: a new file goes for good, a new version is removed and the
+   * previous one is current again.
+   */
+  async function undoUpload(principal: Principal, uploaded: FileDetail): Promise<void> {
+    if (uploaded.versionCount === 1) return remove(principal, uploaded.id, 'hard');
+    await mutate({ files: [uploaded.id] }, async (trx) => {
+      const file = await loadFileFor(trx, principal, uploaded.id, 'edit');
+      const [current, previous] = await repo.listVersions(trx, file.id);
+      if (!previous || current.id !== file.current_version_id) return;
+      const now = nowIso();
+      await repo.deleteVersion(trx, current.id);
+      await adjustBlobRefs(trx, [current.blob_id], -1, now);
+      await repo.updateFile(trx, file.id, {
+        current_version_id: previous.id,
+        size: previous.size,
+        checksum: previous.checksum,
+        content_type: previous.content_type,
+        version_count: Number(file.version_count) - 1,
+        versions_bytes: Number(file.versions_bytes) - Number(current.size),
+        updated_at: now,
+      });
+      const delta = Number(previous.size) - Number(current.size);
+      if (delta !== 0 && file.trash_batch === '') await adjustChain(trx, file.folder_id, '', 1, { folders: 0, files: 0, bytes: delta }, { folders: 0, files: 0 });
+      await releaseBytes(trx, file.owner_id, Number(current.size));
+    });
+  }
+
   return {
+    undoUpload,
     uploadOne,
     details,
     update,

@@ -2,6 +2,9 @@ import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
 
+/** Walks up the tree stop here: a guard against a cycle, far beyond any real depth. */
+const MAX_DEPTH = 10_000;
+
 /**
  * Folder queries. Subtrees and ancestor chains are walked with recursive CTEs (both engines have
  * them), so a move is a one-row update and never rewrites the paths of a subtree.
@@ -39,7 +42,7 @@ export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<Ances
       select id, name, parent_id, is_root, trash_batch, 0 from folders where id = ${startId}
       union all
       select f.id, f.name, f.parent_id, f.is_root, f.trash_batch, chain.depth + 1
-      from folders f join chain on f.id = chain.parent_id
+      from folders f join chain on f.id = chain.parent_id where chain.depth < ${MAX_DEPTH}
     )
     select id, name, is_root, trash_batch, depth from chain order by depth
   `.execute(db);
@@ -137,6 +140,49 @@ export async function updateFolder(
   await db.updateTable('folders').set(changes).where('id', '=', id).execute();
 }
 
+/**
+ * Records a read of a folder (or of a file directly in it), at most once a minute per folder:
+ * the condition makes the write a no-op inside that minute, on any number of instances.
+ */
+export async function touchFolderAccess(db: DbOrTrx, folderId: string, now: string, minIntervalMs: number): Promise<void> {
+  const before = new Date(Date.parse(now) - minIntervalMs).toISOString();
+  await db
+    .updateTable('folders')
+    .set({ last_access_at: now })
+    .where('id', '=', folderId)
+    .where((eb) => eb.or([eb('last_access_at', 'is', null), eb('last_access_at', '<', before)]))
+    .execute();
+}
+
+/** The folder trees a mutation works on: those holding these folders and files. */
+export interface TreeRefs {
+  folders?: string[];
+  files?: string[];
+}
+
+/**
+ * Serialises the mutations of these trees until the transaction ends: a row lock on each owner of
+ * the folders and files named (in id order, so two lockers never wait on each other), taken before
+ * anything else is read. A mutation checks the tree (target live, not inside the moved folder),
+ * reads contributions and ancestor chains, then adjusts them; interleaved with another mutation of
+ * the same tree, it would act on a state that no longer holds: aggregates adjusted along a former
+ * chain, crossed moves that both pass the cycle check (and then recursive walks that never end),
+ * a folder created in one being trashed, deadlocks. SQLite runs one writer at a time already.
+ */
+export async function lockTrees(db: DbOrTrx, rowLocks: boolean, refs: TreeRefs): Promise<void> {
+  if (!rowLocks) return;
+  const orNone = (ids: string[] | undefined) => sql.join(ids && ids.length > 0 ? ids : ['']);
+  await sql`
+    select id from users where id in (
+      select owner_id from folders where id in (${orNone(refs.folders)})
+      union
+      select owner_id from files where id in (${orNone(refs.files)})
+    )
+    order by id
+    for no key update
+  `.execute(db);
+}
+
 /** What an item adds to the aggregates of the folders above it. */
 export interface Contribution {
   folders: number;
@@ -175,10 +221,11 @@ export async function adjustChain(
       child_folders = child_folders + case when id = ${parentId} then ${df} else 0 end,
       child_files = child_files + case when id = ${parentId} then ${dn} else 0 end
     where id in (
-      with recursive chain (id, parent_id) as (
-        select id, parent_id from folders where id = ${parentId} and trash_batch = ${trashBatch}
+      with recursive chain (id, parent_id, depth) as (
+        select id, parent_id, 0 from folders where id = ${parentId} and trash_batch = ${trashBatch}
         union all
-        select p.id, p.parent_id from folders p join chain on p.id = chain.parent_id where p.trash_batch = ${trashBatch}
+        select p.id, p.parent_id, chain.depth + 1 from folders p join chain on p.id = chain.parent_id
+        where p.trash_batch = ${trashBatch} and chain.depth < ${MAX_DEPTH}
       )
       select id from chain
     )

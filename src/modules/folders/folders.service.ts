@@ -201,7 +201,12 @@ export function folderService(ctx: AppContext) {
     return freeItemName(trx, parentId, base, suffix, false);
   }
 
-  const mutate = <T>(work: (trx: DbOrTrx) => Promise<T>) => mutation(db, work);
+  /** A mutation of the trees holding `refs`, serialised with the others on them (see lockTrees). */
+  const mutate = <T>(refs: repo.TreeRefs, work: (trx: DbOrTrx) => Promise<T>) =>
+    mutation(db, async (trx) => {
+      await repo.lockTrees(trx, ctx.database.capabilities.rowLocks, refs);
+      return work(trx);
+    });
 
 
   function requireLive(folder: FolderRow): void {
@@ -240,7 +245,7 @@ export function folderService(ctx: AppContext) {
     const name = assertName(input.name);
     const parentId = input.parentId ? assertId('fld', input.parentId, 'parentId') : bucket.root_folder_id!;
     const id = newId('fld');
-    await mutate(async (trx) => {
+    await mutate({ folders: [parentId] }, async (trx) => {
       const parent = await loadFolderFor(trx, principal, parentId, 'edit');
       if (parent.bucket_id !== bucket.id) throw new AppError('FOLDER_NOT_FOUND', 'The parent folder is not in this bucket');
       requireLive(parent);
@@ -276,7 +281,7 @@ export function folderService(ctx: AppContext) {
     if (input.visibility && fromFlag && input.visibility !== fromFlag) throw new AppError('VISIBILITY_CONFLICT');
     const visibility = input.visibility ?? fromFlag;
     const name = input.name === undefined ? undefined : assertName(input.name);
-    await mutate(async (trx) => {
+    await mutate({ folders: [folderId] }, async (trx) => {
       const folder = await loadFolderFor(trx, principal, folderId, input.isShare === undefined ? 'edit' : 'manage');
       requireLive(folder);
       if (name !== undefined && name !== folder.name) {
@@ -293,7 +298,7 @@ export function folderService(ctx: AppContext) {
   }
 
   async function remove(principal: Principal, folderId: string, mode: 'soft' | 'hard'): Promise<void> {
-    await mutate(async (trx) => {
+    await mutate({ folders: [folderId] }, async (trx) => {
       const folder = await loadFolderFor(trx, principal, folderId, mode === 'hard' ? 'manage' : 'edit');
       if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY');
       if (mode === 'soft') {
@@ -311,7 +316,7 @@ export function folderService(ctx: AppContext) {
   }
 
   async function restore(principal: Principal, folderId: string): Promise<FolderDetail> {
-    await mutate(async (trx) => {
+    await mutate({ folders: [folderId] }, async (trx) => {
       const folder = await loadFolderFor(trx, principal, folderId, 'edit');
       if (folder.trash_batch === '') throw new AppError('NOT_IN_TRASH');
       const bucket = await loadBucketFor(trx, principal, folder.bucket_id);
@@ -338,7 +343,7 @@ export function folderService(ctx: AppContext) {
   }
 
   async function move(principal: Principal, folderId: string, input: { targetParentId: string }): Promise<FolderDetail> {
-    await mutate(async (trx) => {
+    await mutate({ folders: [folderId, input.targetParentId] }, async (trx) => {
       const folder = await loadFolderFor(trx, principal, folderId, 'edit');
       if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY');
       requireLive(folder);
@@ -355,7 +360,7 @@ export function folderService(ctx: AppContext) {
   async function copy(principal: Principal, folderId: string, input: { targetParentId: string; name?: string }): Promise<FolderDetail> {
     const requestedName = input.name === undefined ? undefined : assertName(input.name);
     const copyId = newId('fld');
-    await mutate(async (trx) => {
+    await mutate({ folders: [folderId, input.targetParentId] }, async (trx) => {
       const folder = await loadFolderFor(trx, principal, folderId, 'view');
       if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'Copy the folders of a bucket, not its root');
       requireLive(folder);

@@ -39,8 +39,13 @@ export function trashService(ctx: AppContext) {
         await attempt();
         deleted++;
       } catch (error) {
-        if (!(error instanceof AppError && error.code === 'RETENTION_ACTIVE')) throw error;
-        kept++;
+        if (error instanceof AppError && error.code === 'RETENTION_ACTIVE') {
+          kept++;
+          continue;
+        }
+        // A file trashed on its own inside a folder trashed later went with that folder.
+        if (error instanceof AppError && (error.code === 'FILE_NOT_FOUND' || error.code === 'FOLDER_NOT_FOUND')) continue;
+        throw error;
       }
     }
     return { deleted, keptUnderRetention: kept };
