@@ -2,105 +2,310 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import { ERROR_CATALOG } from '../src/errors.js';
-import { DIALECTS, build, client, signUp } from './helper.js';
+import { VERSION } from '../src/version.js';
+import { DIALECTS, build, client, signUp, type ApiResponse } from './helper.js';
 
-function assertEnvelope(res: { statusCode: number; json: () => any }, status: number, code: string) {
-  assert.equal(res.statusCode, status);
-  const body = res.json();
-  assert.deepEqual(Object.keys(body).filter((k) => k !== 'details').sort(), ['code', 'data', 'message', 'status']);
-  assert.equal(body.status, status);
-  assert.equal(body.code, code);
-  assert.equal(body.data, null);
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ERROR_KEYS = ['code', 'data', 'message', 'status'];
+
+/**
+ * Asserts the error envelope of API.md §1: exactly {status, message, code, data: null}, plus
+ * `details` only on validation errors; `status` mirrors the HTTP status; JSON content type.
+ */
+function assertError(res: ApiResponse, status: number, code: string) {
+  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  assert.equal(typeof res.body, 'object', 'the error body is JSON');
+  const keys = Object.keys(res.body).sort();
+  assert.deepEqual(keys.filter((k) => k !== 'details'), ERROR_KEYS, `unexpected keys ${keys.join(', ')}`);
+  assert.equal(res.body.status, status);
+  assert.equal(res.body.code, code);
+  assert.equal(res.body.data, null);
+  assert.equal(typeof res.body.message, 'string');
+  assert.ok(res.body.message.length > 0, 'an error has a message');
+  if ('details' in res.body) {
+    assert.ok(Array.isArray(res.body.details) && res.body.details.length > 0, 'details, when present, is a non-empty array');
+    for (const detail of res.body.details) {
+      assert.deepEqual(Object.keys(detail).sort(), ['field', 'problem']);
+      assert.equal(typeof detail.field, 'string');
+      assert.equal(typeof detail.problem, 'string');
+    }
+  }
 }
 
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = path.join(dir, e.name);
-    return e.isDirectory() ? sourceFiles(full) : full.endsWith('.ts') ? [full] : [];
+function listSourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return listSourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
   });
 }
 
-describe('error catalog', () => {
-  it('holds every code the source throws, and the OpenAPI document lists every code', async (t) => {
-    const used = new Set<string>();
-    for (const file of sourceFiles('src')) {
-      for (const match of fs.readFileSync(file, 'utf8').matchAll(/(?:AppError|appError)\(\s*'([A-Z_]+)'/g)) used.add(match[1]);
-    }
-    assert.ok(used.size > 20, `only ${used.size} codes found in the source`);
-    for (const code of used) assert.ok(code in ERROR_CATALOG, `${code} is thrown but not in the catalog`);
+describe('error catalog (no database)', () => {
+  it('has well-formed entries: UPPER_SNAKE codes, 4xx/5xx statuses, messages', () => {
+    const codes = Object.keys(ERROR_CATALOG);
+    assert.ok(codes.length >= 20);
     for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
-      assert.match(code, /^[A-Z][A-Z_]+$/);
-      assert.ok(entry.status >= 400 && entry.status < 600, code);
-      assert.ok(entry.message.length > 5, code);
+      assert.match(code, /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/, code);
+      assert.ok(Number.isInteger(entry.status) && entry.status >= 400 && entry.status <= 599, `${code}: status ${entry.status}`);
+      assert.ok(entry.message.trim().length > 0, `${code} has no message`);
     }
-    const { app } = await build(t, DIALECTS[0]);
-    const doc = (await client(app).get('/api/openapi.json')).body;
-    for (const code of Object.keys(ERROR_CATALOG)) assert.ok(doc.info.description.includes(`\`${code}\``), `${code} is not documented`);
+  });
+
+  it('holds every code that src/ raises with AppError / appError', () => {
+    const files = listSourceFiles(SRC);
+    assert.ok(files.length > 10, `only ${files.length} source files found under ${SRC}`);
+    // new AppError('CODE' …), new AppError(\n 'CODE' …), appError('CODE' …); single or double quotes.
+    const pattern = /\b(?:new\s+AppError|appError)\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
+    const used = new Map<string, string>();
+    for (const file of files) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const match of text.matchAll(pattern)) used.set(match[2], path.relative(SRC, file));
+    }
+    assert.ok(used.size >= 20, `the scan found only ${used.size} codes: ${[...used.keys()].join(', ')}`);
+    const unknown = [...used].filter(([code]) => !(code in ERROR_CATALOG)).map(([code, file]) => `${code} (${file})`);
+    assert.deepEqual(unknown, [], 'codes raised in src/ but missing from ERROR_CATALOG');
+  });
+
+  it('the scan recognises the multi-line form and rejects codes outside the catalog', () => {
+    // Guards the regular expression above against silently matching nothing.
+    const pattern = /\b(?:new\s+AppError|appError)\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
+    const sample = "throw new AppError(\n      'FOLDER_NOT_FOUND',\n    );\nthrow appError('NOT_A_CODE');\nnew AppError(code);";
+    assert.deepEqual([...sample.matchAll(pattern)].map((m) => m[2]), ['FOLDER_NOT_FOUND', 'NOT_A_CODE']);
+    assert.ok(!('NOT_A_CODE' in ERROR_CATALOG));
   });
 });
 
 for (const dialect of DIALECTS) {
-  describe(`errors and service routes [${dialect}]`, () => {
-    it('answers bad requests with the error envelope', async (t) => {
-      const { app } = await build(t, dialect, { config: { jsonBodyLimit: 2048 } });
-      const user = await signUp(app);
-      const auth = { authorization: `Bearer ${user.token}` };
-      assertEnvelope(await app.inject({ method: 'GET', url: '/api/nowhere' }), 404, 'ROUTE_NOT_FOUND');
-      assertEnvelope(await app.inject({ method: 'GET', url: '/api/nowhere', headers: auth }), 404, 'ROUTE_NOT_FOUND');
-      assertEnvelope(
-        await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email": ' }),
-        400,
-        'INVALID_JSON',
-      );
-      assertEnvelope(
-        await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'email=a' }),
-        415,
-        'UNSUPPORTED_MEDIA_TYPE',
-      );
-      assertEnvelope(
-        await app.inject({
-          method: 'POST',
-          url: `/api/folders/create/${user.defaultBucketId}`,
-          headers: { ...auth, 'content-type': 'application/json' },
-          payload: JSON.stringify({ name: 'x'.repeat(4000) }),
-        }),
-        413,
-        'PAYLOAD_TOO_LARGE',
-      );
-      const validation = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 1 } });
-      assertEnvelope(validation, 400, 'VALIDATION_FAILED');
-      assert.ok(validation.json().details.length > 0);
-    });
-
-    it('never shows a stack trace on a 5xx', async (t) => {
-      const { app, database } = await build(t, dialect);
-      const user = await signUp(app);
-      await database.close(); // every query now fails
-      const res = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${user.token}` } });
-      assertEnvelope(res, 500, 'INTERNAL_ERROR');
-      assert.doesNotMatch(res.body, /at |\.ts|\.js|select|SQL/i);
-    });
-
-    it('tags every response with a request id, echoing a valid incoming one', async (t) => {
+  describe(`errors: envelope and status codes [${dialect}]`, () => {
+    it('answers an unknown route with 404 ROUTE_NOT_FOUND, with or without a token', async (t) => {
       const { app } = await build(t, dialect);
-      const plain = await app.inject({ method: 'GET', url: '/healthz' });
-      assert.match(String(plain.headers['x-request-id']), /^[0-9a-f-]{36}$/);
-      const echoed = await app.inject({ method: 'GET', url: '/api/nowhere', headers: { 'x-request-id': 'trace-123' } });
-      assert.equal(echoed.headers['x-request-id'], 'trace-123');
-      const refused = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id with spaces' } });
-      assert.notEqual(refused.headers['x-request-id'], 'bad id with spaces');
+      const user = await signUp(app);
+      for (const api of [client(app), user.api, client(app, 'cof_not-a-real-token')]) {
+        for (const url of ['/api/nope', '/api/auth/nope?x=1', '/nope', '/api/folders/nope/nope/nope', '/api/docs/static/nope.js', '/api/auth/me/']) {
+          const res = await api.get(url);
+          assertError(res, 404, 'ROUTE_NOT_FOUND');
+          assert.ok(!res.body.message.includes('?x=1'), 'the query string is not echoed');
+        }
+        assertError(await api.post('/api/nope', { a: 1 }), 404, 'ROUTE_NOT_FOUND');
+        assertError(await api.delete('/api/auth/me'), 404, 'ROUTE_NOT_FOUND');
+      }
     });
 
-    it('serves the welcome, liveness and readiness routes', async (t) => {
+    it('answers malformed JSON with 400 INVALID_JSON', async (t) => {
       const { app } = await build(t, dialect);
       const api = client(app);
-      const welcome = await api.get('/api');
-      assert.equal(welcome.status, 200);
-      assert.equal(welcome.body.data.name, 'Coffre');
-      assert.equal(welcome.body.data.docs, '/api/docs');
-      assert.deepEqual((await api.get('/healthz')).body, { status: 'ok' });
-      assert.deepEqual((await api.get('/readyz')).body, { status: 'ready', database: dialect, blobStore: 'fs' });
+      for (const body of ['{bad', '{"email": "a@b.c",', '"unterminated', '{"a":1}}', 'nul']) {
+        const res = await api.post('/api/auth/login', body, { 'content-type': 'application/json' });
+        assertError(res, 400, 'INVALID_JSON');
+        assert.equal(res.body.details, undefined);
+      }
+      // Prototype poisoning is refused rather than parsed.
+      const poisoned = await api.post('/api/auth/login', '{"__proto__":{"admin":true},"email":"a@b.c","password":"x"}', { 'content-type': 'application/json' });
+      assertError(poisoned, 400, 'INVALID_JSON');
+      // Malformed JSON on an authenticated route, signed in.
+      const user = await signUp(app);
+      assertError(await user.api.post('/api/auth/tokens', '{"name":', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+    });
+
+    it('treats an empty body sent as JSON as no body', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const res = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, payload: '' });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), { status: 200, message: '', data: null });
+      // Where a body is required, an empty one is a validation error, not a JSON error.
+      const login = await client(app).post('/api/auth/login', '', { 'content-type': 'application/json' });
+      assertError(login, 400, 'VALIDATION_FAILED');
+    });
+
+    it('answers a wrong content type with 415 UNSUPPORTED_MEDIA_TYPE', async (t) => {
+      const { app } = await build(t, dialect);
+      const api = client(app);
+      const body = JSON.stringify({ email: 'a@example.com', password: 'correct horse battery' });
+      assertError(await api.post('/api/auth/login', body, { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      assertError(await api.post('/api/auth/login', 'email=a%40example.com&password=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      assertError(await api.post('/api/auth/register', '<a/>', { 'content-type': 'application/xml' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      // JSON with a charset parameter is still JSON.
+      const withCharset = await api.post('/api/auth/login', body, { 'content-type': 'application/json; charset=utf-8' });
+      assertError(withCharset, 401, 'INVALID_CREDENTIALS');
+    });
+
+    it('answers a body over jsonBodyLimit with 413 PAYLOAD_TOO_LARGE, and accepts one under it', async (t) => {
+      const { app } = await build(t, dialect, { config: { jsonBodyLimit: 2048 } });
+      const api = client(app);
+      const tooLarge = JSON.stringify({ email: 'a@example.com', password: 'p'.repeat(3000) });
+      assert.ok(Buffer.byteLength(tooLarge) > 2048);
+      assertError(await api.post('/api/auth/login', tooLarge, { 'content-type': 'application/json' }), 413, 'PAYLOAD_TOO_LARGE');
+      const underLimit = JSON.stringify({ email: 'a@example.com', password: 'p'.repeat(1000) });
+      assert.ok(Buffer.byteLength(underLimit) < 2048);
+      assertError(await api.post('/api/auth/login', underLimit, { 'content-type': 'application/json' }), 401, 'INVALID_CREDENTIALS');
+    });
+
+    it('gives validation errors details naming the field', async (t) => {
+      const { app } = await build(t, dialect);
+      const res = await client(app).post('/api/auth/register', { email: 'a@example.com', password: 'short', name: 'A' });
+      assertError(res, 400, 'VALIDATION_FAILED');
+      assert.ok(res.body.details.some((d: { field: string }) => d.field === 'body.password'), JSON.stringify(res.body.details));
+      const notAnObject = await client(app).post('/api/auth/login', '[1,2]', { 'content-type': 'application/json' });
+      assertError(notAnObject, 400, 'VALIDATION_FAILED');
+    });
+
+    it('keeps the envelope on errors raised before routing (an undecodable URL)', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const res = await user.api.delete('/api/auth/tokens/%E0%A4%A', undefined, { 'x-request-id': 'bad-url-1' });
+      assertError(res, 400, 'VALIDATION_FAILED');
+      assert.equal(res.headers['x-request-id'], 'bad-url-1');
+    });
+
+    it('answers an internal failure with 500 INTERNAL_ERROR and leaks no SQL or stack', async (t) => {
+      const { app, database } = await build(t, dialect);
+      const user = await signUp(app);
+      // Closing the pool (not dropping a table: DDL here races with other runs' schema inspection).
+      await database.close();
+      const res = await user.api.get('/api/auth/me');
+      assertError(res, 500, 'INTERNAL_ERROR');
+      assert.equal(res.body.message, ERROR_CATALOG.INTERNAL_ERROR.message);
+      const raw = JSON.stringify(res.body);
+      for (const leak of ['tokens', 'select', 'SQLITE', 'relation', 'stack', '.ts:', 'at ']) {
+        assert.ok(!raw.toLowerCase().includes(leak.toLowerCase()), `the 500 body leaks "${leak}": ${raw}`);
+      }
+    });
+
+    it('every error response has exactly status, message, code, data (and details on validation)', async (t) => {
+      const { app } = await build(t, dialect, { config: { jsonBodyLimit: 2048 } });
+      const user = await signUp(app);
+      const anon = client(app);
+      const cases: [Promise<ApiResponse>, number, string][] = [
+        [anon.get('/api/auth/me'), 401, 'UNAUTHENTICATED'],
+        [anon.get('/api/does-not-exist'), 404, 'ROUTE_NOT_FOUND'],
+        [anon.post('/api/auth/login', '{', { 'content-type': 'application/json' }), 400, 'INVALID_JSON'],
+        [anon.post('/api/auth/login', 'x', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE'],
+        [anon.post('/api/auth/login', JSON.stringify({ email: 'x'.repeat(4000) }), { 'content-type': 'application/json' }), 413, 'PAYLOAD_TOO_LARGE'],
+        [anon.post('/api/auth/login', { email: 'nobody@example.com', password: 'whatever!' }), 401, 'INVALID_CREDENTIALS'],
+        [anon.post('/api/auth/register', { email: user.email, password: 'correct horse battery', name: 'Dup' }), 409, 'EMAIL_TAKEN'],
+        [anon.post('/api/auth/register', { email: 'bad', password: 'correct horse battery', name: 'X' }), 400, 'VALIDATION_FAILED'],
+        [user.api.delete('/api/auth/tokens/tok_bad'), 400, 'INVALID_ID'],
+        [user.api.delete('/api/auth/tokens/tok_00000000000000000000000000'), 404, 'TOKEN_NOT_FOUND'],
+        [user.api.get('/api/users/lookup?email=nobody%40example.com'), 404, 'USER_NOT_FOUND'],
+        [user.api.get('/api/users/lookup'), 400, 'VALIDATION_FAILED'],
+      ];
+      for (const [pending, status, code] of cases) {
+        const res = await pending;
+        assertError(res, status, code);
+        assert.equal(ERROR_CATALOG[code as keyof typeof ERROR_CATALOG].status, status, `${code} has status ${status} in the catalog`);
+        assert.ok(res.headers['x-request-id'], `${code} has an x-request-id`);
+      }
+    });
+  });
+
+  describe(`errors: request ids [${dialect}]`, () => {
+    it('puts an x-request-id on every response, fresh for each request', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const responses = [
+        await client(app).get('/healthz'),
+        await client(app).get('/readyz'),
+        await client(app).get('/api'),
+        await user.api.get('/api/auth/me'),
+        await client(app).get('/api/auth/me'),
+        await client(app).get('/nowhere'),
+        await client(app).post('/api/auth/login', '{', { 'content-type': 'application/json' }),
+        await client(app).post('/api/auth/login', 'x', { 'content-type': 'text/plain' }),
+      ];
+      const ids = responses.map((res) => String(res.headers['x-request-id']));
+      for (const id of ids) assert.match(id, UUID);
+      assert.equal(new Set(ids).size, ids.length, 'every request gets its own id');
+    });
+
+    it('echoes a valid incoming x-request-id, on success and on error', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const echoed: [Promise<ApiResponse>, string][] = [
+        [client(app).get('/healthz', { 'x-request-id': 'req-123' }), 'req-123'],
+        [user.api.get('/api/auth/me', { 'x-request-id': 'trace.abc:DEF_9' }), 'trace.abc:DEF_9'],
+        [client(app).get('/api/auth/me', { 'x-request-id': 'unauth-1' }), 'unauth-1'],
+        [client(app).get('/api/nope', { 'x-request-id': 'nf-1' }), 'nf-1'],
+        [client(app).post('/api/auth/login', '{', { 'content-type': 'application/json', 'x-request-id': 'json-1' }), 'json-1'],
+        [client(app).get('/healthz', { 'x-request-id': 'a'.repeat(128) }), 'a'.repeat(128)],
+      ];
+      for (const [pending, id] of echoed) assert.equal((await pending).headers['x-request-id'], id);
+    });
+
+    it('replaces an invalid incoming x-request-id with a generated one', async (t) => {
+      const { app } = await build(t, dialect);
+      for (const bad of ['has space', 'a'.repeat(129), 'quote"d', '<script>', 'semi;colon']) {
+        const res = await client(app).get('/healthz', { 'x-request-id': bad });
+        assert.equal(res.status, 200);
+        assert.match(String(res.headers['x-request-id']), UUID, `"${bad}" was not replaced`);
+      }
+    });
+  });
+
+  describe(`service routes [${dialect}]`, () => {
+    it('GET /api welcomes with the envelope, name Coffre and the docs links', async (t) => {
+      const { app } = await build(t, dialect);
+      const res = await client(app).get('/api');
+      assert.equal(res.status, 200);
+      assert.deepEqual(Object.keys(res.body).sort(), ['data', 'message', 'status']);
+      assert.equal(res.body.status, 200);
+      assert.equal(typeof res.body.message, 'string');
+      assert.equal(res.body.data.name, 'Coffre');
+      assert.equal(res.body.data.version, VERSION);
+      assert.equal(res.body.data.docs, '/api/docs');
+      assert.equal(res.body.data.openapi, '/api/openapi.json');
+    });
+
+    it('GET /healthz is 200 without a token', async (t) => {
+      const { app } = await build(t, dialect);
+      const res = await client(app).get('/healthz');
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { status: 'ok' });
+    });
+
+    it('GET /readyz is 200 and names the dialect', async (t) => {
+      const { app } = await build(t, dialect);
+      const res = await client(app).get('/readyz');
+      assert.equal(res.status, 200);
+      assert.equal(res.body.status, 'ready');
+      assert.equal(res.body.database, dialect);
+      assert.equal(typeof res.body.blobStore, 'string');
+    });
+
+    it('GET /readyz is 503 SERVICE_UNAVAILABLE when the database does not answer', async (t) => {
+      const { app, database } = await build(t, dialect);
+      const ping = database.ping;
+      (database as { ping: () => Promise<void> }).ping = async () => {
+        throw new Error('connection refused at 10.0.0.1:5432');
+      };
+      t.after(() => {
+        (database as { ping: () => Promise<void> }).ping = ping;
+      });
+      const res = await client(app).get('/readyz');
+      assertError(res, 503, 'SERVICE_UNAVAILABLE');
+      assert.ok(!JSON.stringify(res.body).includes('10.0.0.1'), 'the cause is not shown');
+    });
+
+    it('the OpenAPI document lists every catalog code in info.description and in the Error schema', async (t) => {
+      const { app } = await build(t, dialect);
+      const res = await client(app).get('/api/openapi.json');
+      assert.equal(res.status, 200);
+      const description: string = res.body.info.description;
+      assert.equal(typeof description, 'string');
+      for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
+        const row = description.split('\n').find((line) => line.includes(`\`${code}\``));
+        assert.ok(row, `${code} is missing from info.description`);
+        assert.ok(row.includes(`| ${entry.status} |`), `${code}'s row does not show status ${entry.status}: ${row}`);
+      }
+      const errorSchema = res.body.components?.schemas?.Error;
+      assert.ok(errorSchema, 'components.schemas.Error exists');
+      assert.deepEqual([...errorSchema.properties.code.enum].sort(), Object.keys(ERROR_CATALOG).sort());
+      assert.deepEqual([...errorSchema.required].sort(), ERROR_KEYS);
     });
   });
 }

@@ -1,14 +1,116 @@
+// Folder API contract, part 1: every status code the interface document lists for the folder
+// operations, the shapes of their answers, and authorization on every folder route.
+// Only the HTTP API is used (no repositories), on every dialect of the run.
+// Names, uniqueness, moves and paths: folders-api-tree.test.ts. Totals, copy, trash, restore,
+// hard delete and pagination: folders-api-totals.test.ts. Racing requests: folders-api-concurrency.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, build, client, signUp, type TestUser } from './helper.js';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { DIALECTS, build, client, signUp, type ApiResponse, type TestUser } from './helper.js';
 
-const UNKNOWN_FOLDER = 'fld_00000000000000000000000000';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const ID_CHARS = '0123456789abcdefghjkmnpqrstvwxyz';
 
-async function mkdir(user: TestUser, name: string, parentId?: string) {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
+/** A well-formed id nobody holds: `fld_` + 26 characters of the id alphabet. */
+function unknownId(prefix = 'fld'): string {
+  return `${prefix}_${Array.from(randomBytes(26), (b) => ID_CHARS[b % 32]).join('')}`;
+}
+
+const MALFORMED_IDS = [
+  'not-an-id',
+  'fld_short',
+  `fld_${'0'.repeat(27)}`, // one character too many
+  `fld_${'u'.repeat(26)}`, // "u" is not in the id alphabet
+  `FLD_${'0'.repeat(26)}`,
+  `bkt_${'0'.repeat(26)}`, // well-formed, but not a folder id
+];
+
+const DETAIL_FIELDS: Record<string, 'string' | 'integer' | 'boolean' | 'string|null' | 'null'> = {
+  id: 'string',
+  name: 'string',
+  visibility: 'string',
+  createdAt: 'string',
+  updatedAt: 'string',
+  lastAccessAt: 'string|null',
+  totalFiles: 'integer',
+  totalSubfolders: 'integer',
+  totalSizeByte: 'integer',
+  sharedUsersCount: 'integer',
+  ownerFolder: 'null',
+  displayPath: 'string',
+  locationLabel: 'string',
+  parentId: 'string',
+  parentName: 'string',
+  isRoot: 'boolean',
+  accessUrl: 'string',
+  shareUrl: 'string',
+};
+
+const LIST_ITEM_FIELDS = ['id', 'bucketId', 'parentId', 'hashUrl', 'name', 'visibility', 'isDelete', 'createdAt', 'updatedAt', 'deletedAt'];
+
+function assertType(value: unknown, type: string, field: string) {
+  switch (type) {
+    case 'integer':
+      assert.equal(typeof value, 'number', `${field} is a number`);
+      assert.ok(Number.isInteger(value), `${field} is an integer`);
+      break;
+    case 'string|null':
+      assert.ok(value === null || typeof value === 'string', `${field} is a string or null`);
+      break;
+    case 'null':
+      assert.equal(value, null, `${field} is null`);
+      break;
+    default:
+      assert.equal(typeof value, type, `${field} is a ${type}`);
+  }
+}
+
+/** Every field of the Folder detail table is there with its JSON type. */
+function assertFolderDetail(d: any) {
+  assert.equal(typeof d, 'object');
+  assert.notEqual(d, null);
+  for (const [field, type] of Object.entries(DETAIL_FIELDS)) {
+    assert.ok(Object.hasOwn(d, field), `detail has ${field}`);
+    assertType(d[field], type, field);
+  }
+  assert.ok(['private', 'public'].includes(d.visibility), d.visibility);
+  assert.match(d.createdAt, ISO_MS);
+  assert.match(d.updatedAt, ISO_MS);
+  if (d.lastAccessAt !== null) assert.match(d.lastAccessAt, ISO_MS);
+  assert.match(d.locationLabel, /^.+ \([a-z]{2}-[a-z]+\)$/);
+  assert.equal(d.accessUrl, `/folders/details/${d.id}`);
+  assert.equal(d.shareUrl, `/folders/share/${d.id}`);
+  for (const field of ['totalFiles', 'totalSubfolders', 'totalSizeByte', 'sharedUsersCount']) assert.ok(d[field] >= 0, field);
+}
+
+/** Every field of the Folder list item table is there with its JSON type. */
+function assertListItem(item: any) {
+  for (const field of LIST_ITEM_FIELDS) assert.ok(Object.hasOwn(item, field), `list item has ${field}`);
+  for (const field of ['id', 'bucketId', 'parentId', 'hashUrl', 'name', 'visibility', 'createdAt', 'updatedAt']) {
+    assert.equal(typeof item[field], 'string', field);
+  }
+  assert.equal(typeof item.isDelete, 'boolean');
+  assert.ok(item.deletedAt === null || ISO_MS.test(item.deletedAt), `deletedAt ${item.deletedAt}`);
+  assert.ok(['private', 'public'].includes(item.visibility));
+  assert.match(item.createdAt, ISO_MS);
+  assert.match(item.updatedAt, ISO_MS);
+  assert.match(item.hashUrl, /^[A-Za-z0-9_-]{22,}$/, 'hashUrl is URL-safe, at least 128 bits');
+}
+
+function assertError(res: ApiResponse, status: number, code: string, label = '') {
+  assert.equal(res.status, status, `${label ? `${label}: ` : ''}expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  assert.equal(res.body.status, status);
+  assert.equal(res.body.code, code, label);
+  assert.equal(res.body.data, null);
+  assert.equal(typeof res.body.message, 'string');
+  assert.ok(res.body.message.length > 0);
+}
+
+async function mkdir(user: TestUser, name: string, parentId?: string, extra: Record<string, unknown> = {}) {
+  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}), ...extra });
   assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data as { id: string; parentId: string; displayPath: string };
+  return res.body.data;
 }
 
 async function details(user: TestUser, id: string) {
@@ -17,337 +119,505 @@ async function details(user: TestUser, id: string) {
   return res.body.data;
 }
 
-function assertErrorEnvelope(res: { status: number; body: any }, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.data, null);
-  assert.equal(typeof res.body.message, 'string');
+async function rootOf(user: TestUser): Promise<string> {
+  const res = await user.api.get('/api/folders/root/subfolders');
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data.parentFolder.id;
+}
+
+/**
+ * What a user's bucket looks like through the API, without anything a read changes
+ * (lastAccessAt): every live folder with its path, and the details of some folders.
+ */
+async function snapshot(user: TestUser, ids: string[]) {
+  const list = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=1000`);
+  assert.equal(list.status, 200);
+  const folders = [...list.body.data.data].sort((a: any, b: any) => a.id.localeCompare(b.id));
+  const detailed = [];
+  for (const id of ids) {
+    const { lastAccessAt: _ignored, ...rest } = await details(user, id);
+    detailed.push(rest);
+  }
+  return { total: list.body.data.total, folders, detailed };
+}
+
+/** A raw request, for tokens and headers the helper client does not send. */
+async function raw(app: FastifyInstance, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<ApiResponse> {
+  const res = await app.inject({ method: method as any, url, headers, ...(body !== undefined ? { payload: body as any } : {}) });
+  return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
 }
 
 for (const dialect of DIALECTS) {
-  describe(`folders [${dialect}]`, () => {
-    it('details: 200 with every field of the interface document, typed', async (t) => {
+  describe(`folder API: statuses and shapes [${dialect}]`, () => {
+    it('create: 201 with the folder detail in the envelope', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootOf(user);
+      const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Documents' });
+      assert.equal(res.status, 201);
+      assert.equal(res.body.status, 201);
+      assert.equal(typeof res.body.message, 'string');
+      const d = res.body.data;
+      assertFolderDetail(d);
+      assert.match(d.id, /^fld_[0-9a-hjkmnp-tv-z]{26}$/);
+      assert.equal(d.name, 'Documents');
+      assert.equal(d.visibility, 'private', 'private by default');
+      assert.equal(d.parentId, root, 'without parentId: under the root');
+      assert.equal(d.displayPath, '/Documents');
+      assert.equal(d.isRoot, false);
+      assert.equal(d.totalSubfolders, 0);
+      assert.equal(d.totalFiles, 0);
+      assert.equal(d.totalSizeByte, 0);
+      assert.equal(d.lastAccessAt, null, 'never accessed yet');
+      const pub = await mkdir(user, 'Public', undefined, { visibility: 'public' });
+      assert.equal(pub.visibility, 'public');
+      assert.equal((await details(user, pub.id)).visibility, 'public');
+      // Validation of the create body.
+      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, {}), 400, 'VALIDATION_FAILED');
+      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', visibility: 'secret' }), 400, 'VALIDATION_FAILED');
+      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: 'nope' }), 400, 'INVALID_ID');
+      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: unknownId() }), 404, 'FOLDER_NOT_FOUND');
+      assertError(await user.api.post(`/api/folders/create/${unknownId('bkt')}`, { name: 'x' }), 404, 'BUCKET_NOT_FOUND');
+      assertError(await user.api.post('/api/folders/create/bkt_nope', { name: 'x' }), 400, 'INVALID_ID');
+      const top = await user.api.get('/api/folders/root/subfolders');
+      assert.deepEqual(top.body.data.data.map((f: any) => f.name), ['Documents', 'Public'], 'the refused creates created nothing');
+    });
+
+    it('details: 200, the envelope holds every field of the Folder detail table with its type', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const a = await mkdir(user, 'Documents');
       const b = await mkdir(user, '2026', a.id);
       const res = await user.api.get(`/api/folders/details/${b.id}`);
       assert.equal(res.status, 200);
+      assert.deepEqual(Object.keys(res.body).sort(), ['data', 'message', 'status']);
       assert.equal(res.body.status, 200);
       assert.equal(typeof res.body.message, 'string');
       const d = res.body.data;
-      const types: Record<string, string> = {
-        id: 'string', name: 'string', visibility: 'string', createdAt: 'string', updatedAt: 'string',
-        totalFiles: 'number', totalSubfolders: 'number', totalSizeByte: 'number', sharedUsersCount: 'number',
-        displayPath: 'string', locationLabel: 'string', parentId: 'string', parentName: 'string', isRoot: 'boolean',
-        accessUrl: 'string', shareUrl: 'string',
-      };
-      for (const [field, type] of Object.entries(types)) assert.equal(typeof d[field], type, field);
-      for (const field of ['totalFiles', 'totalSubfolders', 'totalSizeByte', 'sharedUsersCount']) assert.ok(Number.isInteger(d[field]), field);
-      assert.ok('lastAccessAt' in d && (d.lastAccessAt === null || ISO_MS.test(d.lastAccessAt)));
-      assert.ok('ownerFolder' in d);
-      assert.equal(d.ownerFolder, null);
-      assert.match(d.createdAt, ISO_MS);
-      assert.match(d.updatedAt, ISO_MS);
+      assertFolderDetail(d);
+      assert.equal(d.id, b.id);
       assert.equal(d.name, '2026');
       assert.equal(d.visibility, 'private');
+      assert.equal(d.ownerFolder, null, 'own folder');
       assert.equal(d.displayPath, '/Documents/2026');
       assert.equal(d.parentId, a.id);
       assert.equal(d.parentName, 'Documents');
       assert.equal(d.isRoot, false);
-      assert.match(d.locationLabel, /^.+ \([a-z]{2}-[a-z]+\)$/);
       assert.equal(d.locationLabel, 'Paris (fr-par)');
       assert.equal(d.accessUrl, `/folders/details/${b.id}`);
       assert.equal(d.shareUrl, `/folders/share/${b.id}`);
-      assert.match(d.lastAccessAt, ISO_MS, 'reading the details records an access');
+      assert.equal(d.totalFiles, 0);
+      assert.equal(d.totalSubfolders, 0);
+      assert.equal(d.totalSizeByte, 0);
+      assert.equal(d.sharedUsersCount, 0);
+      assert.equal(d.createdAt, b.createdAt);
+      assert.ok(Date.parse(d.updatedAt) >= Date.parse(d.createdAt));
+      // Reading the details is an access: by the next read at the latest, lastAccessAt is set.
+      const again = await details(user, b.id);
+      assert.equal(typeof again.lastAccessAt, 'string', 'reading the details is an access');
+      assert.match(again.lastAccessAt, ISO_MS);
+      assert.ok(Date.parse(again.lastAccessAt) >= Date.parse(d.createdAt));
+      assert.ok(Date.parse(again.lastAccessAt) <= Date.now() + 1000);
+      const parent = await details(user, a.id);
+      assert.equal(parent.totalSubfolders, 1);
+      const root = await details(user, parent.parentId);
+      assert.equal(root.isRoot, true);
+      assert.equal(parent.parentName, root.name, 'a top-level folder: parentName is the root\'s name');
+      assert.equal(parent.displayPath, '/Documents', 'the root\'s name is not part of paths');
     });
 
-    it('details: the root folder', async (t) => {
+    it('details: the root folder is "/", isRoot, with an empty parentId and parentName', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const list = await user.api.get('/api/folders/root/subfolders');
-      const root = await details(user, list.body.data.parentFolder.id);
+      const rootId = await rootOf(user);
+      const root = await details(user, rootId);
+      assertFolderDetail(root);
       assert.equal(root.isRoot, true);
       assert.equal(root.displayPath, '/');
       assert.equal(root.parentId, '');
       assert.equal(root.parentName, '');
+      assert.equal(root.totalSubfolders, 0);
+      const a = await mkdir(user, 'A');
+      assert.equal(a.isRoot, false);
+      assert.equal(a.parentId, rootId);
+      assert.equal((await details(user, rootId)).totalSubfolders, 1);
     });
 
-    it('details: 401 without or with a bad token, 401 for another user, 404 unknown, 400 malformed', async (t) => {
+    it('details: 401 without a token, with a bad token, and for another user\'s folder; 404 unknown; 400 malformed', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const folder = await mkdir(owner, 'Private');
-      assertErrorEnvelope(await client(app).get(`/api/folders/details/${folder.id}`), 401, 'UNAUTHENTICATED');
-      assertErrorEnvelope(await client(app, 'cof_not-a-token').get(`/api/folders/details/${folder.id}`), 401, 'UNAUTHENTICATED');
-      assertErrorEnvelope(await other.api.get(`/api/folders/details/${folder.id}`), 401, 'FOLDER_ACCESS_DENIED');
-      assertErrorEnvelope(await owner.api.get(`/api/folders/details/${UNKNOWN_FOLDER}`), 404, 'FOLDER_NOT_FOUND');
-      assertErrorEnvelope(await owner.api.get('/api/folders/details/not-an-id'), 400, 'INVALID_ID');
+      const folder = await mkdir(owner, 'Secret plans');
+      const url = `/api/folders/details/${folder.id}`;
+      assertError(await client(app).get(url), 401, 'UNAUTHENTICATED');
+      assertError(await client(app, 'cof_not-a-token').get(url), 401, 'UNAUTHENTICATED');
+      assertError(await raw(app, 'GET', url, { authorization: `Basic ${owner.token}` }), 401, 'UNAUTHENTICATED');
+      assertError(await raw(app, 'GET', url, { authorization: 'Bearer' }), 401, 'UNAUTHENTICATED');
+      const denied = await other.api.get(url);
+      assertError(denied, 401, 'FOLDER_ACCESS_DENIED');
+      assert.ok(!JSON.stringify(denied.body).includes('Secret plans'), 'nothing of the folder leaks');
+      assertError(await owner.api.get(`/api/folders/details/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.get(`/api/folders/details/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      for (const bad of MALFORMED_IDS) {
+        assertError(await owner.api.get(`/api/folders/details/${bad}`), 400, 'INVALID_ID');
+      }
+      // A token that was signed out no longer works.
+      const leaving = await signUp(app);
+      const mine = await mkdir(leaving, 'Mine');
+      assert.equal((await leaving.api.post('/api/auth/logout')).status, 200);
+      assertError(await leaving.api.get(`/api/folders/details/${mine.id}`), 401, 'UNAUTHENTICATED');
+      // The owner still reads it.
+      assert.equal((await details(owner, folder.id)).name, 'Secret plans');
     });
 
-    it('subfolders: 200 shape, root alias, 401, 403, 404', async (t) => {
+    it('details: a trashed folder stays readable by its owner, with isDelete and deletedAt', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const other = await signUp(app);
+      const a = await mkdir(user, 'A');
+      const b = await mkdir(user, 'B', a.id);
+      const live = await details(user, a.id);
+      assert.equal(live.isDelete, false);
+      assert.equal(live.deletedAt, null);
+      const before = Date.now();
+      assert.equal((await user.api.delete(`/api/folders/delete/${a.id}`)).status, 200);
+      for (const id of [a.id, b.id]) {
+        const d = await details(user, id);
+        assertFolderDetail(d);
+        assert.equal(d.isDelete, true, `${id} is in the trash`);
+        assert.match(d.deletedAt, ISO_MS);
+        assert.ok(Date.parse(d.deletedAt) >= before - 1000);
+      }
+      assert.equal((await details(user, b.id)).displayPath, '/A/B');
+      assertError(await other.api.get(`/api/folders/details/${a.id}`), 401, 'FOLDER_ACCESS_DENIED');
+      // Restoring a live folder is refused.
+      const c = await mkdir(user, 'C');
+      assertError(await user.api.post(`/api/folders/restore/${c.id}`), 409, 'NOT_IN_TRASH');
+      assert.equal((await details(user, c.id)).isDelete, false);
+      assertError(await user.api.post(`/api/folders/restore/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await user.api.post('/api/folders/restore/garbage'), 400, 'INVALID_ID');
+    });
+
+    it('subfolders: 200, the envelope with data, total and parentFolder; root is the default bucket\'s top level', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
-      const other = await signUp(app);
-      const a = await mkdir(owner, 'A');
-      await mkdir(owner, 'B');
+      const rootId = await rootOf(owner);
+      const b = await mkdir(owner, 'B');
+      const a = await mkdir(owner, 'A', undefined, { visibility: 'public' });
       const child = await mkdir(owner, 'child', a.id);
       const top = await owner.api.get('/api/folders/root/subfolders');
       assert.equal(top.status, 200);
       assert.equal(top.body.status, 200);
       assert.equal(typeof top.body.message, 'string');
-      assert.deepEqual(top.body.data.data.map((f: any) => f.name), ['A', 'B']);
-      assert.equal(top.body.data.total, 2);
-      assert.deepEqual(Object.keys(top.body.data.parentFolder).sort(), ['bucketId', 'id', 'name']);
-      assert.equal(top.body.data.parentFolder.bucketId, owner.defaultBucketId);
-      const item = top.body.data.data[0];
-      for (const field of ['id', 'bucketId', 'parentId', 'hashUrl', 'name', 'visibility', 'createdAt', 'updatedAt']) assert.equal(typeof item[field], 'string', field);
-      assert.equal(item.isDelete, false);
-      assert.equal(item.deletedAt, null);
-      assert.match(item.hashUrl, /^[A-Za-z0-9_-]{22,}$/);
+      const page = top.body.data;
+      assert.ok(Array.isArray(page.data));
+      assert.deepEqual(page.data.map((f: any) => f.name), ['A', 'B'], 'sorted by name; grandchildren not listed');
+      assert.equal(page.total, 2);
+      assert.ok(Number.isInteger(page.total));
+      assert.deepEqual(Object.keys(page.parentFolder).sort(), ['bucketId', 'id', 'name']);
+      for (const field of ['id', 'name', 'bucketId']) assert.equal(typeof page.parentFolder[field], 'string', field);
+      assert.equal(page.parentFolder.id, rootId);
+      assert.equal(page.parentFolder.bucketId, owner.defaultBucketId);
+      for (const item of page.data) {
+        assertListItem(item);
+        assert.equal(item.bucketId, owner.defaultBucketId);
+        assert.equal(item.parentId, rootId);
+        assert.equal(item.isDelete, false);
+        assert.equal(item.deletedAt, null);
+      }
+      const [ia, ib] = page.data;
+      assert.equal(ia.id, a.id);
+      assert.equal(ia.visibility, 'public');
+      assert.equal(ia.createdAt, a.createdAt);
+      assert.equal(ib.id, b.id);
+      assert.equal(ib.visibility, 'private');
+      assert.notEqual(ia.hashUrl, ib.hashUrl);
+
       const sub = await owner.api.get(`/api/folders/${a.id}/subfolders`);
+      assert.equal(sub.status, 200);
       assert.deepEqual(sub.body.data.data.map((f: any) => f.id), [child.id]);
-      assertErrorEnvelope(await client(app).get(`/api/folders/${a.id}/subfolders`), 401, 'UNAUTHENTICATED');
-      assertErrorEnvelope(await client(app, 'cof_bad').get('/api/folders/root/subfolders'), 401, 'UNAUTHENTICATED');
-      assertErrorEnvelope(await other.api.get(`/api/folders/${a.id}/subfolders`), 403, 'FOLDER_FORBIDDEN');
-      assertErrorEnvelope(await owner.api.get(`/api/folders/${UNKNOWN_FOLDER}/subfolders`), 404, 'FOLDER_NOT_FOUND');
-      assertErrorEnvelope(await other.api.get(`/api/folders/root/subfolders?bucketId=${owner.defaultBucketId}`), 404, 'BUCKET_NOT_FOUND');
+      assert.equal(sub.body.data.data[0].parentId, a.id);
+      assert.equal(sub.body.data.total, 1);
+      assert.deepEqual(sub.body.data.parentFolder, { id: a.id, name: 'A', bucketId: owner.defaultBucketId });
+      const leaf = await owner.api.get(`/api/folders/${child.id}/subfolders`);
+      assert.deepEqual(leaf.body.data.data, []);
+      assert.equal(leaf.body.data.total, 0);
+
+      // The root by id and the root alias list the same; ?bucketId= names the bucket explicitly.
+      const byId = await owner.api.get(`/api/folders/${rootId}/subfolders`);
+      assert.deepEqual(byId.body.data.data, page.data);
+      const byBucket = await owner.api.get(`/api/folders/root/subfolders?bucketId=${owner.defaultBucketId}`);
+      assert.equal(byBucket.status, 200);
+      assert.deepEqual(byBucket.body.data.data.map((f: any) => f.id), [a.id, b.id]);
     });
 
-    it('update: both body forms, {} response, 400s and 404s', async (t) => {
+    it('subfolders: 401 without or with a bad token, 403 for another user\'s folder, 404 unknown, 400 malformed', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
+      const a = await mkdir(owner, 'A');
+      await mkdir(owner, 'Hidden child', a.id);
+      for (const target of [a.id, 'root']) {
+        assertError(await client(app).get(`/api/folders/${target}/subfolders`), 401, 'UNAUTHENTICATED');
+        assertError(await client(app, 'cof_bad').get(`/api/folders/${target}/subfolders`), 401, 'UNAUTHENTICATED');
+      }
+      const forbidden = await other.api.get(`/api/folders/${a.id}/subfolders`);
+      assertError(forbidden, 403, 'FOLDER_FORBIDDEN');
+      assert.ok(!JSON.stringify(forbidden.body).includes('Hidden child'));
+      assertError(await other.api.get(`/api/folders/${await rootOf(owner)}/subfolders`), 403, 'FOLDER_FORBIDDEN');
+      assertError(await owner.api.get(`/api/folders/${unknownId()}/subfolders`), 404, 'FOLDER_NOT_FOUND');
+      for (const bad of MALFORMED_IDS) {
+        assertError(await owner.api.get(`/api/folders/${bad}/subfolders`), 400, 'INVALID_ID');
+      }
+      // root of another user's bucket, or of an unknown one: 404, nothing listed.
+      const theirs = await other.api.get(`/api/folders/root/subfolders?bucketId=${owner.defaultBucketId}`);
+      assertError(theirs, 404, 'BUCKET_NOT_FOUND');
+      assertError(await owner.api.get(`/api/folders/root/subfolders?bucketId=${unknownId('bkt')}`), 404, 'BUCKET_NOT_FOUND');
+      // The other user's own root is theirs, and empty.
+      const own = await other.api.get('/api/folders/root/subfolders');
+      assert.equal(own.status, 200);
+      assert.equal(own.body.data.total, 0);
+      assert.equal(own.body.data.parentFolder.bucketId, other.defaultBucketId);
+    });
+
+    // API.md §1: "A malformed id is 400 (INVALID_ID)", in the query string as in a path or a body.
+    it('subfolders: a malformed ?bucketId= is 400 INVALID_ID', async (t) => {
+      const { app } = await build(t, dialect);
+      const owner = await signUp(app);
+      const res = await owner.api.get('/api/folders/root/subfolders?bucketId=nope');
+      assertError(res, 400, 'INVALID_ID');
+    });
+
+    it('update: 200 with exactly {}; form A (isPrivate) and form B (visibility) both work', async (t) => {
+      const { app } = await build(t, dialect);
+      const owner = await signUp(app);
       const f = await mkdir(owner, 'Old');
+      const created = await details(owner, f.id);
+
+      // Form A: name required, isPrivate false = public.
       let res = await owner.api.put(`/api/folders/update/${f.id}`, { name: 'New', isPrivate: false });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, {});
       let d = await details(owner, f.id);
       assert.equal(d.name, 'New');
       assert.equal(d.visibility, 'public');
-      res = await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'private' });
+      assert.equal(d.displayPath, '/New');
+      assert.ok(Date.parse(d.updatedAt) >= Date.parse(created.updatedAt));
+      assert.equal(d.createdAt, created.createdAt);
+
+      // Form A with isPrivate true, and isShare kept optional.
+      res = await owner.api.put(`/api/folders/update/${f.id}`, { name: 'New', isPrivate: true, isShare: true });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, {});
+      assert.equal((await details(owner, f.id)).visibility, 'private');
+
+      // Form B: visibility alone keeps the name.
+      res = await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'public' });
+      assert.equal(res.status, 200);
       assert.deepEqual(res.body, {});
       d = await details(owner, f.id);
-      assert.equal(d.visibility, 'private');
-      assert.equal(d.name, 'New', 'omitted fields keep their value');
-      assertErrorEnvelope(await owner.api.put(`/api/folders/update/${f.id}`, {}), 400, 'EMPTY_UPDATE');
-      assertErrorEnvelope(await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'secret' }), 400, 'VALIDATION_FAILED');
-      assertErrorEnvelope(await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'public', isPrivate: true }), 400, 'VISIBILITY_CONFLICT');
-      assertErrorEnvelope(await owner.api.put('/api/folders/update/fld_bad', { name: 'x' }), 400, 'INVALID_ID');
-      assertErrorEnvelope(await owner.api.put(`/api/folders/update/${f.id}`, { name: 'a/b' }), 400, 'INVALID_NAME');
-      assertErrorEnvelope(await owner.api.put(`/api/folders/update/${UNKNOWN_FOLDER}`, { name: 'x' }), 404, 'FOLDER_NOT_FOUND');
-      assertErrorEnvelope(await other.api.put(`/api/folders/update/${f.id}`, { name: 'Stolen' }), 404, 'FOLDER_NOT_FOUND');
-      assert.equal((await details(owner, f.id)).name, 'New');
+      assert.equal(d.visibility, 'public');
+      assert.equal(d.name, 'New');
+
+      // Form B: name alone keeps the visibility.
+      res = await owner.api.put(`/api/folders/update/${f.id}`, { name: 'Newer' });
+      assert.deepEqual(res.body, {});
+      d = await details(owner, f.id);
+      assert.equal(d.name, 'Newer');
+      assert.equal(d.visibility, 'public');
+
+      // Both forms agreeing is fine.
+      res = await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'private', isPrivate: true });
+      assert.equal(res.status, 200);
+      assert.equal((await details(owner, f.id)).visibility, 'private');
+
+      // The list item shows the same.
+      const top = await owner.api.get('/api/folders/root/subfolders');
+      assert.equal(top.body.data.data[0].name, 'Newer');
+      assert.equal(top.body.data.data[0].visibility, 'private');
+
+      // The root's visibility may change (only its name may not).
+      const rootId = await rootOf(owner);
+      res = await owner.api.put(`/api/folders/update/${rootId}`, { visibility: 'public' });
+      assert.equal(res.status, 200);
+      assert.equal((await details(owner, rootId)).visibility, 'public');
     });
 
-    it('delete: soft by default, trash in query or body, hard, 400 for other values, 404', async (t) => {
+    it('update: 400 for an empty body, bad visibility, conflicting forms, malformed id, invalid name; 404; nothing changes', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const a = await mkdir(owner, 'A');
-      const b = await mkdir(owner, 'B');
-      const c = await mkdir(owner, 'C');
-      assertErrorEnvelope(await owner.api.delete(`/api/folders/delete/${a.id}?trash=maybe`), 400, 'INVALID_TRASH_MODE');
-      assertErrorEnvelope(await owner.api.delete(`/api/folders/delete/${a.id}`, { trash: 'purge' }), 400, 'INVALID_TRASH_MODE');
-      assertErrorEnvelope(await owner.api.delete(`/api/folders/delete/${UNKNOWN_FOLDER}`), 404, 'FOLDER_NOT_FOUND');
-      assertErrorEnvelope(await other.api.delete(`/api/folders/delete/${a.id}?trash=hard`), 404, 'FOLDER_NOT_FOUND');
-      assertErrorEnvelope(await owner.api.delete('/api/folders/delete/nope'), 400, 'INVALID_ID');
+      const f = await mkdir(owner, 'Keep');
+      const before = await snapshot(owner, [f.id]);
+      const url = `/api/folders/update/${f.id}`;
+      assertError(await owner.api.put(url, {}), 400, 'EMPTY_UPDATE');
+      assertError(await owner.api.put(url, { unknownField: 'x' }), 400, 'EMPTY_UPDATE');
+      assertError(await owner.api.put(url, { visibility: 'secret' }), 400, 'VALIDATION_FAILED');
+      assertError(await owner.api.put(url, { name: 'x', visibility: 'PUBLIC' }), 400, 'VALIDATION_FAILED');
+      assertError(await owner.api.put(url, { visibility: 'public', isPrivate: true }), 400, 'VISIBILITY_CONFLICT');
+      assertError(await owner.api.put(url, { visibility: 'private', isPrivate: false }), 400, 'VISIBILITY_CONFLICT');
+      for (const bad of MALFORMED_IDS) assertError(await owner.api.put(`/api/folders/update/${bad}`, { name: 'x' }), 400, 'INVALID_ID');
+      for (const name of ['', '.', '..', 'a/b', 'nul\u0000', 'é'.repeat(128)]) {
+        assertError(await owner.api.put(url, { name }), 400, 'INVALID_NAME');
+      }
+      assertError(await owner.api.put(`/api/folders/update/${unknownId()}`, { name: 'x' }), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.put(url, { name: 'Stolen' }), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.put(url, { visibility: 'public' }), 404, 'FOLDER_NOT_FOUND');
+      assert.deepEqual(await snapshot(owner, [f.id]), before);
+      // The root takes its bucket's name: it cannot be renamed.
+      const rootId = await rootOf(owner);
+      const rootName = (await details(owner, rootId)).name;
+      assertError(await owner.api.put(`/api/folders/update/${rootId}`, { name: 'Renamed root' }), 400, 'ROOT_FOLDER_READONLY');
+      assert.equal((await details(owner, rootId)).name, rootName);
+      // A trashed folder must be restored before it is changed.
+      assert.equal((await owner.api.delete(`/api/folders/delete/${f.id}`)).status, 200);
+      assertError(await owner.api.put(url, { name: 'Changed in trash' }), 409, 'FOLDER_IN_TRASH');
+      assertError(await owner.api.put(url, { visibility: 'public' }), 409, 'FOLDER_IN_TRASH');
+      const trashed = await details(owner, f.id);
+      assert.equal(trashed.name, 'Keep');
+      assert.equal(trashed.visibility, 'private');
+    });
 
-      let res = await owner.api.delete(`/api/folders/delete/${a.id}`);
-      assert.equal(res.status, 200);
-      assert.deepEqual(res.body, {});
-      const trashed = await details(owner, a.id);
-      assert.equal(trashed.isDelete, true);
-      assert.match(trashed.deletedAt, ISO_MS);
+    it('delete: 200 with exactly {}; soft by default, trash in the query or the JSON body, hard', async (t) => {
+      const { app } = await build(t, dialect);
+      const owner = await signUp(app);
+      const rootId = await rootOf(owner);
+      const folders: Record<string, any> = {};
+      for (const name of ['Default', 'SoftQuery', 'SoftBody', 'HardQuery', 'HardBody']) {
+        folders[name] = await mkdir(owner, name);
+        folders[`${name}/child`] = await mkdir(owner, 'child', folders[name].id);
+      }
+      const expectDeleted = async (res: ApiResponse) => {
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.deepEqual(res.body, {});
+      };
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.Default.id}`));
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.SoftQuery.id}?trash=soft`));
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.SoftBody.id}`, { trash: 'soft' }));
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.HardQuery.id}?trash=hard`));
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.HardBody.id}`, { trash: 'hard' }));
 
-      res = await owner.api.delete(`/api/folders/delete/${b.id}`, { trash: 'hard' });
-      assert.deepEqual(res.body, {});
-      assertErrorEnvelope(await owner.api.get(`/api/folders/details/${b.id}`), 404, 'FOLDER_NOT_FOUND');
-
-      res = await owner.api.delete(`/api/folders/delete/${c.id}?trash=hard`);
-      assert.equal(res.status, 200);
-      assertErrorEnvelope(await owner.api.get(`/api/folders/details/${c.id}`), 404, 'FOLDER_NOT_FOUND');
+      for (const name of ['Default', 'SoftQuery', 'SoftBody']) {
+        for (const id of [folders[name].id, folders[`${name}/child`].id]) {
+          const d = await details(owner, id);
+          assert.equal(d.isDelete, true, `${name}: soft delete puts it in the trash`);
+          assert.match(d.deletedAt, ISO_MS);
+        }
+      }
+      for (const name of ['HardQuery', 'HardBody']) {
+        for (const id of [folders[name].id, folders[`${name}/child`].id]) {
+          assertError(await owner.api.get(`/api/folders/details/${id}`), 404, 'FOLDER_NOT_FOUND');
+        }
+      }
       const top = await owner.api.get('/api/folders/root/subfolders');
       assert.equal(top.body.data.total, 0);
+      assert.deepEqual(top.body.data.data, []);
+      assert.equal((await details(owner, rootId)).totalSubfolders, 0);
+      // Soft-deleted folders can come back; hard-deleted ones cannot.
+      assert.equal((await owner.api.post(`/api/folders/restore/${folders.SoftBody.id}`)).status, 200);
+      assertError(await owner.api.post(`/api/folders/restore/${folders.HardBody.id}`), 404, 'FOLDER_NOT_FOUND');
+      // Deleting again: a trashed folder is already in the trash (200); a hard-deleted one is gone (404).
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.Default.id}`));
+      assertError(await owner.api.delete(`/api/folders/delete/${folders.HardQuery.id}`), 404, 'FOLDER_NOT_FOUND');
+      // A trashed folder can then be deleted for good.
+      await expectDeleted(await owner.api.delete(`/api/folders/delete/${folders.Default.id}?trash=hard`));
+      assertError(await owner.api.get(`/api/folders/details/${folders.Default.id}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.get(`/api/folders/details/${folders['Default/child'].id}`), 404, 'FOLDER_NOT_FOUND');
     });
 
-    it('authorizes every folder route: no token, bad token, another user', async (t) => {
+    it('delete: 400 for an invalid trash value (query and body) or a malformed id; 404 unknown or another user\'s; nothing changes', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
       const a = await mkdir(owner, 'A');
-      const b = await mkdir(owner, 'B');
-      const otherRoot = (await other.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
-      const routes: [string, string, unknown, number][] = [
-        ['POST', `/api/folders/create/${owner.defaultBucketId}`, { name: 'x' }, 404],
-        ['PUT', `/api/folders/update/${a.id}`, { name: 'x' }, 404],
-        ['DELETE', `/api/folders/delete/${a.id}?trash=hard`, undefined, 404],
-        ['GET', `/api/folders/details/${a.id}`, undefined, 401],
-        ['GET', `/api/folders/${a.id}/subfolders`, undefined, 403],
-        ['GET', `/api/folders/list/${owner.defaultBucketId}`, undefined, 404],
-        ['POST', `/api/folders/move/${a.id}`, { targetParentId: otherRoot }, 404],
-        ['POST', `/api/folders/copy/${a.id}`, { targetParentId: otherRoot }, 404],
-        ['POST', `/api/folders/restore/${a.id}`, undefined, 404],
-      ];
-      for (const [method, url, body, otherStatus] of routes) {
-        for (const token of [undefined, 'cof_bad-token']) {
-          const res = await app.inject({ method: method as any, url, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(body ? { payload: body as any } : {}) });
-          assert.equal(res.statusCode, 401, `${method} ${url} with ${token ?? 'no token'}`);
-          assert.equal(res.json().code, 'UNAUTHENTICATED');
-        }
-        const res = await app.inject({ method: method as any, url, headers: { authorization: `Bearer ${other.token}` }, ...(body ? { payload: body as any } : {}) });
-        assert.equal(res.statusCode, otherStatus, `${method} ${url} as another user`);
+      const b = await mkdir(owner, 'B', a.id);
+      const rootId = await rootOf(owner);
+      const before = await snapshot(owner, [rootId, a.id, b.id]);
+      const url = `/api/folders/delete/${a.id}`;
+      for (const value of ['maybe', 'HARD', 'Soft', '', 'hard ']) {
+        assertError(await owner.api.delete(`${url}?trash=${encodeURIComponent(value)}`), 400, 'INVALID_TRASH_MODE');
+        assertError(await owner.api.delete(url, { trash: value }), 400, 'INVALID_TRASH_MODE');
       }
-      // Nothing changed for the owner.
-      const top = await owner.api.get('/api/folders/root/subfolders');
-      assert.deepEqual(top.body.data.data.map((f: any) => f.name), ['A', 'B']);
+      for (const value of [1, true, null, ['hard'], { mode: 'hard' }]) {
+        assertError(await owner.api.delete(url, { trash: value }), 400, 'INVALID_TRASH_MODE');
+      }
+      assertError(await owner.api.delete(`${url}?trash=soft`, { trash: 'hard' }), 400, 'INVALID_TRASH_MODE');
+      for (const bad of MALFORMED_IDS) assertError(await owner.api.delete(`/api/folders/delete/${bad}`), 400, 'INVALID_ID');
+      assertError(await owner.api.delete(`/api/folders/delete/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.delete(`/api/folders/delete/${unknownId()}?trash=hard`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.delete(url), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.delete(`${url}?trash=hard`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.delete(url, { trash: 'hard' }), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.delete(`/api/folders/delete/${rootId}`), 400, 'ROOT_FOLDER_READONLY');
+      assertError(await owner.api.delete(`/api/folders/delete/${rootId}?trash=hard`), 400, 'ROOT_FOLDER_READONLY');
+      assert.deepEqual(await snapshot(owner, [rootId, a.id, b.id]), before, 'the refused deletes changed nothing');
       assert.equal((await details(owner, a.id)).isDelete, false);
-      assert.equal((await details(owner, b.id)).name, 'B');
-      assert.equal((await other.api.get('/api/folders/root/subfolders')).body.data.total, 0);
     });
 
-    it('rejects bad names and accepts 255 bytes', async (t) => {
+    it('authorizes every folder route: 401 without or with a bad token; another user gets 401/403/404 and changes nothing', async (t) => {
       const { app } = await build(t, dialect);
-      const user = await signUp(app);
-      const target = await mkdir(user, 'Target');
-      for (const name of ['..', '.', 'a/b', 'nul\u0000byte', 'line\nbreak', 'é'.repeat(128), '']) {
-        assertErrorEnvelope(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name }), 400, 'INVALID_NAME');
-        assertErrorEnvelope(await user.api.put(`/api/folders/update/${target.id}`, { name }), 400, 'INVALID_NAME');
-        assertErrorEnvelope(await user.api.post(`/api/folders/copy/${target.id}`, { targetParentId: target.parentId, name }), 400, 'INVALID_NAME');
+      const owner = await signUp(app);
+      const other = await signUp(app);
+      const a = await mkdir(owner, 'A');
+      const b = await mkdir(owner, 'B', a.id);
+      const trashed = await mkdir(owner, 'Trashed');
+      assert.equal((await owner.api.delete(`/api/folders/delete/${trashed.id}`)).status, 200);
+      const ownerRoot = await rootOf(owner);
+      const otherRoot = await rootOf(other);
+      const otherFolder = await mkdir(other, 'Theirs');
+      const ids = [ownerRoot, a.id, b.id, trashed.id];
+      const before = await snapshot(owner, ids);
+      const otherBefore = await snapshot(other, [otherRoot, otherFolder.id]);
+
+      type Route = { method: string; url: string; body?: unknown; status: number; code: string };
+      const routes: Route[] = [
+        { method: 'POST', url: `/api/folders/create/${owner.defaultBucketId}`, body: { name: 'x' }, status: 404, code: 'BUCKET_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/create/${owner.defaultBucketId}`, body: { name: 'x', parentId: a.id }, status: 404, code: 'BUCKET_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/create/${other.defaultBucketId}`, body: { name: 'x', parentId: a.id }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'PUT', url: `/api/folders/update/${a.id}`, body: { name: 'x' }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'PUT', url: `/api/folders/update/${a.id}`, body: { isPrivate: false }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'DELETE', url: `/api/folders/delete/${a.id}`, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'DELETE', url: `/api/folders/delete/${b.id}?trash=hard`, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'DELETE', url: `/api/folders/delete/${trashed.id}`, body: { trash: 'hard' }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'GET', url: `/api/folders/details/${a.id}`, status: 401, code: 'FOLDER_ACCESS_DENIED' },
+        { method: 'GET', url: `/api/folders/details/${trashed.id}`, status: 401, code: 'FOLDER_ACCESS_DENIED' },
+        { method: 'GET', url: `/api/folders/${a.id}/subfolders`, status: 403, code: 'FOLDER_FORBIDDEN' },
+        { method: 'GET', url: `/api/folders/${ownerRoot}/subfolders`, status: 403, code: 'FOLDER_FORBIDDEN' },
+        { method: 'GET', url: `/api/folders/root/subfolders?bucketId=${owner.defaultBucketId}`, status: 404, code: 'BUCKET_NOT_FOUND' },
+        { method: 'GET', url: `/api/folders/list/${owner.defaultBucketId}`, status: 404, code: 'BUCKET_NOT_FOUND' },
+        // Move or copy the owner's folder into the caller's tree, or the caller's into the owner's.
+        { method: 'POST', url: `/api/folders/move/${a.id}`, body: { targetParentId: otherRoot }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/move/${b.id}`, body: { targetParentId: ownerRoot }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/move/${otherFolder.id}`, body: { targetParentId: a.id }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/copy/${a.id}`, body: { targetParentId: otherRoot }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/copy/${a.id}`, body: { targetParentId: otherRoot, name: 'Loot' }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/copy/${otherFolder.id}`, body: { targetParentId: a.id }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        { method: 'POST', url: `/api/folders/restore/${trashed.id}`, status: 404, code: 'FOLDER_NOT_FOUND' },
+      ];
+      const covered = new Set(routes.map((r) => `${r.method} ${r.url.replace(/\/(fld|bkt)_[0-9a-z]{26}/g, '/:id').replace(/\/root\//, '/:id/').split('?')[0]}`));
+      for (const route of [
+        'POST /api/folders/create/:id', 'PUT /api/folders/update/:id', 'DELETE /api/folders/delete/:id', 'GET /api/folders/details/:id',
+        'GET /api/folders/:id/subfolders', 'GET /api/folders/list/:id', 'POST /api/folders/move/:id', 'POST /api/folders/copy/:id', 'POST /api/folders/restore/:id',
+      ]) assert.ok(covered.has(route), `${route} is covered`);
+
+      const headersFor = (token?: string): Record<string, string> => (token !== undefined ? { authorization: `Bearer ${token}` } : {});
+      for (const route of routes) {
+        const label = `${route.method} ${route.url}`;
+        for (const token of [undefined, 'cof_bad-token', `${owner.token}x`, '']) {
+          const res = await raw(app, route.method, route.url, headersFor(token), route.body);
+          assertError(res, 401, 'UNAUTHENTICATED', `${label} with ${token === undefined ? 'no token' : `token "${token}"`}`);
+        }
+        const res = await raw(app, route.method, route.url, headersFor(other.token), route.body);
+        assertError(res, route.status, route.code, `${label} as another user`);
       }
-      const long = `${'é'.repeat(127)}x`; // 255 bytes
-      assert.equal(Buffer.byteLength(long), 255);
-      assert.equal((await mkdir(user, long)).displayPath, `/${long}`);
-      const odd = `Quote "it" — ünïcødé 'ok'`;
-      assert.equal((await details(user, (await mkdir(user, odd)).id)).name, odd);
-    });
-
-    it('keeps sibling names unique among live folders', async (t) => {
-      const { app } = await build(t, dialect);
-      const user = await signUp(app);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B');
-      const inner = await mkdir(user, 'A', b.id);
-      assertErrorEnvelope(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'A' }), 409, 'NAME_CONFLICT');
-      assertErrorEnvelope(await user.api.put(`/api/folders/update/${b.id}`, { name: 'A' }), 409, 'NAME_CONFLICT');
-      assertErrorEnvelope(await user.api.post(`/api/folders/move/${inner.id}`, { targetParentId: a.parentId }), 409, 'NAME_CONFLICT');
-      await user.api.delete(`/api/folders/delete/${a.id}`);
-      const again = await mkdir(user, 'A');
-      const restored = await user.api.post(`/api/folders/restore/${a.id}`);
-      assert.equal(restored.status, 200);
-      assert.equal(restored.body.data.name, 'A (restored)');
-      assert.notEqual(again.id, a.id);
-    });
-
-    it('moves: paths follow, no move into itself or a descendant, not the root, not into the trash', async (t) => {
-      const { app } = await build(t, dialect);
-      const user = await signUp(app);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const x = await mkdir(user, 'X');
-      assert.equal((await details(user, c.id)).displayPath, '/A/B/C');
-      assertErrorEnvelope(await user.api.post(`/api/folders/move/${a.id}`, { targetParentId: a.id }), 400, 'INVALID_MOVE');
-      assertErrorEnvelope(await user.api.post(`/api/folders/move/${a.id}`, { targetParentId: c.id }), 400, 'INVALID_MOVE');
-      assertErrorEnvelope(await user.api.post(`/api/folders/move/${a.parentId}`, { targetParentId: x.id }), 400, 'ROOT_FOLDER_READONLY');
-      assertErrorEnvelope(await user.api.post(`/api/folders/move/${a.id}`, { targetParentId: 'garbage' }), 400, 'INVALID_ID');
-      const moved = await user.api.post(`/api/folders/move/${b.id}`, { targetParentId: x.id });
-      assert.equal(moved.status, 200);
-      assert.equal(moved.body.data.displayPath, '/X/B');
-      assert.equal(moved.body.data.parentName, 'X');
-      assert.equal((await details(user, c.id)).displayPath, '/X/B/C');
-      await user.api.put(`/api/folders/update/${x.id}`, { name: 'Y' });
-      assert.equal((await details(user, c.id)).displayPath, '/Y/B/C');
-      await user.api.delete(`/api/folders/delete/${a.id}`);
-      assertErrorEnvelope(await user.api.post(`/api/folders/move/${c.id}`, { targetParentId: a.id }), 409, 'FOLDER_IN_TRASH');
-    });
-
-    it('keeps recursive totals through create, move, copy, trash, restore and hard delete', async (t) => {
-      const { app } = await build(t, dialect);
-      const user = await signUp(app);
-      const root = (await user.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
-      const total = async (id: string) => (await details(user, id)).totalSubfolders;
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      await mkdir(user, 'C', b.id);
-      await mkdir(user, 'D', b.id);
-      const x = await mkdir(user, 'X');
-      assert.equal(await total(root), 5);
-      assert.equal(await total(a.id), 3);
-      assert.equal(await total(b.id), 2);
-
-      await user.api.post(`/api/folders/move/${b.id}`, { targetParentId: x.id });
-      assert.equal(await total(a.id), 0);
-      assert.equal(await total(x.id), 3);
-      assert.equal(await total(root), 5);
-
-      const copy = await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: a.id });
-      assert.equal(copy.status, 201);
-      assert.notEqual(copy.body.data.id, b.id);
-      assert.equal(copy.body.data.totalSubfolders, 2);
-      assert.equal(await total(a.id), 3);
-      assert.equal(await total(root), 8);
-      const sameNameCopy = await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: x.id });
-      assert.equal(sameNameCopy.body.data.name, 'B (copy)');
-      assert.equal(await total(root), 11);
-
-      await user.api.delete(`/api/folders/delete/${x.id}`);
-      assert.equal(await total(root), 4);
-      const listing = await user.api.get('/api/folders/root/subfolders');
-      assert.deepEqual(listing.body.data.data.map((f: any) => f.name), ['A']);
-
-      const restored = await user.api.post(`/api/folders/restore/${x.id}`);
-      assert.equal(restored.status, 200);
-      assert.equal(await total(root), 11);
-
-      // A folder restored from inside a trashed folder goes to the bucket root.
-      await user.api.delete(`/api/folders/delete/${x.id}`);
-      const fromInside = await user.api.post(`/api/folders/restore/${b.id}`);
-      assert.equal(fromInside.status, 200);
-      assert.equal(fromInside.body.data.parentId, root);
-      assert.equal(fromInside.body.data.displayPath, '/B');
-      assert.equal(await total(root), 4 + 3);
-
-      await user.api.delete(`/api/folders/delete/${a.id}?trash=hard`);
-      assert.equal(await total(root), 3);
-      assertErrorEnvelope(await user.api.get(`/api/folders/details/${copy.body.data.id}`), 404, 'FOLDER_NOT_FOUND');
-      assertErrorEnvelope(await user.api.post(`/api/folders/restore/${b.id}`), 409, 'NOT_IN_TRASH');
-    });
-
-    it('paginates subfolders and the bucket list with cursors', async (t) => {
-      const { app } = await build(t, dialect);
-      const user = await signUp(app);
-      const parent = await mkdir(user, 'P');
-      const names = ['g', 'c', 'a', 'f', 'b', 'e', 'd'];
-      for (const name of names) await mkdir(user, name, parent.id);
-      const seen: string[] = [];
-      let cursor: string | null = null;
-      let pages = 0;
-      do {
-        const res: any = await user.api.get(`/api/folders/${parent.id}/subfolders?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
-        assert.equal(res.status, 200);
-        assert.equal(res.body.data.total, 7);
-        seen.push(...res.body.data.data.map((f: any) => f.name));
-        cursor = res.body.data.nextCursor;
-        pages++;
-      } while (cursor);
-      assert.equal(pages, 3);
-      assert.deepEqual(seen, [...names].sort());
-      assertErrorEnvelope(await user.api.get(`/api/folders/${parent.id}/subfolders?cursor=%%%`), 400, 'INVALID_CURSOR');
-      assertErrorEnvelope(await user.api.get(`/api/folders/${parent.id}/subfolders?limit=0`), 400, 'VALIDATION_FAILED');
-      assertErrorEnvelope(await user.api.get(`/api/folders/${parent.id}/subfolders?limit=1001`), 400, 'VALIDATION_FAILED');
-
-      const all: any[] = [];
-      cursor = null;
-      do {
-        const res: any = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=5${cursor ? `&cursor=${cursor}` : ''}`);
-        assert.equal(res.body.data.total, 8);
-        all.push(...res.body.data.data);
-        cursor = res.body.data.nextCursor;
-      } while (cursor);
-      assert.equal(new Set(all.map((f) => f.id)).size, 8);
-      assert.deepEqual(all.map((f) => f.displayPath).sort(), ['/P', ...names.map((n) => `/P/${n}`)].sort());
+      // Nothing changed for either user.
+      assert.deepEqual(await snapshot(owner, ids), before, 'the owner\'s folders are unchanged');
+      assert.deepEqual(await snapshot(other, [otherRoot, otherFolder.id]), otherBefore, 'the other user\'s folders are unchanged');
+      assert.equal((await details(owner, trashed.id)).isDelete, true, 'still in the trash');
+      assert.equal((await details(owner, a.id)).isDelete, false, 'still live');
+      // And the owner can still do everything.
+      assert.equal((await owner.api.post(`/api/folders/restore/${trashed.id}`)).status, 200);
+      assert.equal((await owner.api.post(`/api/folders/copy/${b.id}`, { targetParentId: ownerRoot })).status, 201);
     });
   });
 }
