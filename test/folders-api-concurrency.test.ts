@@ -114,7 +114,7 @@ function no5xx(results: ApiResponse[]) {
 
 for (const dialect of DIALECTS) {
   describe(`folder API: concurrent requests [${dialect}]`, () => {
-    // BUG (PostgreSQL; see the report): the "not into a descendant" check of a move reads the
+    // Regression test, once a bug (PostgreSQL): the "not into a descendant" check of a move reads the
     // target's ancestors without locking them. Two crossed moves (A into B, B into A) both pass it;
     // the second then walks the ancestor chain A → B → A → … in adjustChain (a recursive CTE with
     // no cycle guard) and never ends: the request hangs and its statement runs until cancelled
@@ -154,7 +154,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    // BUG (PostgreSQL; see the report): a move or create checks that the target is live, then
+    // Regression test, once a bug (PostgreSQL): a move or create checks that the target is live, then
     // writes, without locking the target; a trash of that target in between commits first, and the
     // moved/created folder ends up live under a trashed parent: listed by /folders/list but
     // counted nowhere (list total and root totalSubfolders disagree with the items), and not in
@@ -196,7 +196,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    // BUG (PostgreSQL; see the report): moves in opposite directions between two folders lock the
+    // Regression test, once a bug (PostgreSQL): moves in opposite directions between two folders lock the
     // aggregate rows of the two ancestor chains in opposite orders and can deadlock; the loser
     // answers 500 INTERNAL_ERROR (deadlock detected) instead of succeeding (or being retried).
     it('concurrent moves between two folders in both directions all succeed, and totals match the listing', async (t) => {

@@ -457,7 +457,7 @@ for (const dialect of DIALECTS) {
       assert.equal(top2.body.data.nextCursor, null);
     });
 
-    // BUG (PostgreSQL only; see the report): a cursor is base64url JSON that decodeCursor
+    // Regression test, once a bug (PostgreSQL only): a cursor is base64url JSON that decodeCursor
     // (src/lib/cursor.ts) accepts as soon as it is an array of strings/numbers of the right length.
     // A string holding U+0000 then reaches PostgreSQL as a text parameter, which PostgreSQL rejects
     // ("invalid byte sequence for encoding UTF8: 0x00"), and the request ends in 500 INTERNAL_ERROR

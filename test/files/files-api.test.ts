@@ -855,7 +855,7 @@ for (const dialect of DIALECTS) {
         assert.equal((await user.api.get(`/api/files/list/${root}?limit=1000`)).status, 200);
       });
 
-      // BUG: on PostgreSQL a `sort=name` cursor sent with `sort=size` is 500 INTERNAL_ERROR (the cursor's string
+      // Regression test, once a bug: on PostgreSQL a `sort=name` cursor sent with `sort=size` is 500 INTERNAL_ERROR (the cursor's string
       // value is compared with the bigint size column: invalid input syntax for type bigint); expected 400
       // INVALID_CURSOR (or a page). files.service list() trusts the cursor's value types (src/lib/cursor.ts).
       it('a cursor from one sort used with another is a 400 or a page, never a 500', async (t) => {
@@ -1335,7 +1335,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual((await user.api.delete('/api/trash/empty')).body.data, { deleted: 0, keptUnderRetention: 0 });
       });
 
-      // BUG: DELETE /api/trash/empty answers 404 FILE_NOT_FOUND (expected 200) when a file was trashed on its own and
+      // Regression test, once a bug: DELETE /api/trash/empty answers 404 FILE_NOT_FOUND (expected 200) when a file was trashed on its own and
       // its folder was trashed afterwards: trash.service empty() hard-deletes the folder (and with it the file), then
       // tries files.remove() on the already purged file and rethrows its FILE_NOT_FOUND. The folder is gone by then,
       // so the call half-succeeds and still reports an error.
@@ -1586,7 +1586,7 @@ for (const dialect of DIALECTS) {
         assert.equal((await folderDetail(user, root)).totalFiles, 1);
       });
 
-      // BUG: POST /api/files/upload with a valid first part and an invalid later part (a 300-byte name) answers
+      // Regression test, once a bug: POST /api/files/upload with a valid first part and an invalid later part (a 300-byte name) answers
       // 400 INVALID_NAME, yet the first file stays stored (expected: nothing left behind; API.md §4 "A refused or
       // broken upload leaves no file, no version and no stored bytes behind"). The client gets no id for it.
       it('a request refused on a later part leaves no file behind', async (t) => {
