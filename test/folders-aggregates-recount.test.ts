@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../src/db/database.js';
 import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { prng } from './support/prng.js';
 
 // ---------------------------------------------------------------------------------------------
 // The full recount
@@ -152,16 +153,6 @@ async function checkTrashState(db: Db, step = ''): Promise<void> {
 // Small API helpers
 // ---------------------------------------------------------------------------------------------
 
-/** A small deterministic PRNG (mulberry32): a failing sequence replays from its seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function ok(res: ApiResponse, status: number, what: string) {
   assert.equal(res.status, status, `${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);

@@ -10,6 +10,7 @@ import { insertBucketWithRoot } from '../src/modules/buckets/buckets.repository.
 import { folderKey } from '../src/modules/folders/folders.keys.js';
 import { adjustChain, insertFolders } from '../src/modules/folders/folders.repository.js';
 import { DIALECTS, build, signUp, type TestUser } from './helper.js';
+import { prng } from './support/prng.js';
 
 /** The app's keyring, rebuilt from the same master key (the app wrote it into its data folder). */
 function keyringOf(config: Config): Keyring {
@@ -561,17 +562,6 @@ for (const dialect of DIALECTS) {
   });
 }
 
-/** mulberry32: a small deterministic PRNG, so a failing sequence replays from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Ids of a folder and of all its descendants, whatever their trash state. */
 function subtreeIds(snapshot: Snapshot, id: string): Set<string> {

@@ -17,21 +17,11 @@ import {
   segmentOffset,
   segmentRange,
 } from '../../src/crypto/stream-cipher.js';
+import { prng } from '../support/prng.js';
 
 const SEG = 65536;
 const SEALED_SEG = SEG + TAG_BYTES;
 
-/** mulberry32: a small seeded PRNG, so "random" chunkings are reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Chunking = { name: string; sizes: (total: number) => Iterable<number> };
 

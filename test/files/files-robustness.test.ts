@@ -14,6 +14,7 @@ import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import type { Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { DIALECTS, build, signUp, type TestUser } from '../helper.js';
+import { prng as mulberry32 } from '../support/prng.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -223,17 +224,6 @@ function assertErrorEnvelope(body: any, status: number, code: string) {
   assert.equal(body.data, null);
 }
 
-/** A small seeded pseudo-random generator (mulberry32), so a failing sequence can be replayed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Recomputes, from the folders, files and versions rows, what every maintained number should be,
