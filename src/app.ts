@@ -84,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     // Path parameters may hold lists of ids (`/files/shared/{fileId}/{userIds}`).
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Errors raised before routing (an undecodable URL) still leave as the envelope.
     frameworkErrors: (_error, request, reply) => {
       const raw = reply as unknown as FastifyReply;
