@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m001 from './migrations/001-foundation.js';
@@ -21,7 +22,16 @@ export async function migrateToLatest(db: Db, schema?: string): Promise<string[]
     // Explicit, so other schemas of the same PostgreSQL database never confuse the migrator.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    // Kysely's migrator lists the tables of every schema of the database; a schema or table
+    // dropped by someone else at that moment (3F000, 42P01) fails the listing, not our migration.
+    const code = (error as { code?: string }).code;
+    if ((code === '3F000' || code === '42P01') && attempt < 5) {
+      await sleep(50 * attempt);
+      continue;
+    }
+    throw error instanceof Error ? error : new Error(String(error));
+  }
 }
