@@ -70,68 +70,11 @@ function nonce(prefix: Buffer, index: number, final: boolean): Buffer {
 }
 
 export function sealSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer): Buffer {
-  return Buffer.concat(sealSegmentParts(key, header, index, final, plaintext));
-}
-
-/** A sealed segment as its two parts (ciphertext, tag), so streams can send them without a copy. */
-export function sealSegmentParts(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer): [Buffer, Buffer] {
   const cipher = createCipheriv('aes-256-gcm', key, nonce(header.noncePrefix, index, final));
   cipher.setAAD(header.bytes);
   const body = cipher.update(plaintext);
   cipher.final();
-  return [body, cipher.getAuthTag()];
-}
-
-/**
- * A queue of incoming chunks from which exact-size pieces are taken. A piece inside one chunk is
- * a view (no copy); only a piece that straddles chunks is copied. This keeps the streams below
- * from copying every byte once more per chunk, which dominated their cost in garbage collection.
- */
-class ChunkQueue {
-  private chunks: Buffer[] = [];
-  // Index of the first unread chunk: shifting the array would be quadratic with tiny chunks.
-  private head = 0;
-  length = 0;
-
-  push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.length += chunk.length;
-  }
-
-  /** Removes and returns the first `n` bytes (n ≤ length). */
-  take(n: number): Buffer {
-    if (n === 0) return Buffer.alloc(0);
-    this.length -= n;
-    const first = this.chunks[this.head];
-    let out: Buffer;
-    if (first.length >= n) {
-      out = first.subarray(0, n);
-      if (first.length === n) this.head++;
-      else this.chunks[this.head] = first.subarray(n);
-    } else {
-      const parts: Buffer[] = [];
-      let needed = n;
-      while (needed > 0) {
-        const chunk = this.chunks[this.head];
-        if (chunk.length <= needed) {
-          parts.push(chunk);
-          needed -= chunk.length;
-          this.head++;
-        } else {
-          parts.push(chunk.subarray(0, needed));
-          this.chunks[this.head] = chunk.subarray(needed);
-          needed = 0;
-        }
-      }
-      out = Buffer.concat(parts, n);
-    }
-    if (this.head > 1024 || this.head === this.chunks.length) {
-      this.chunks = this.chunks.slice(this.head);
-      this.head = 0;
-    }
-    return out;
-  }
+  return Buffer.concat([body, cipher.getAuthTag()]);
 }
 
 /** Opens one sealed segment; throws (and returns no plaintext at all) when it does not authenticate. */
@@ -170,7 +113,8 @@ export function segmentOffset(index: number, segmentSize: number): number {
  */
 export class EncryptStream extends Transform {
   private readonly header: StreamHeader;
-  private readonly queue = new ChunkQueue();
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private index = 0;
   /** Plaintext bytes seen so far. */
   plaintextBytes = 0;
@@ -182,23 +126,30 @@ export class EncryptStream extends Transform {
     this.push(this.header.bytes);
   }
 
-  private seal(final: boolean, plaintext: Buffer): void {
-    const [body, tag] = sealSegmentParts(this.key, this.header, this.index++, final, plaintext);
-    this.push(body);
-    this.push(tag);
-  }
-
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.plaintextBytes += chunk.length;
-    this.queue.push(chunk);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
     const size = this.header.segmentSize;
-    // Strictly more than one segment buffered: the first one cannot be the final one.
-    while (this.queue.length > size) this.seal(false, this.queue.take(size));
+    if (this.pendingBytes > size) {
+      let buffered = Buffer.concat(this.pending, this.pendingBytes);
+      let offset = 0;
+      // Strictly more than one segment left: the segment at `offset` cannot be the final one.
+      while (buffered.length - offset > size) {
+        this.push(sealSegment(this.key, this.header, this.index++, false, buffered.subarray(offset, offset + size)));
+        offset += size;
+      }
+      buffered = buffered.subarray(offset);
+      this.pending = [buffered];
+      this.pendingBytes = buffered.length;
+    }
     callback();
   }
 
   override _flush(callback: TransformCallback): void {
-    this.seal(true, this.queue.take(this.queue.length));
+    const last = Buffer.concat(this.pending, this.pendingBytes);
+    this.push(sealSegment(this.key, this.header, this.index++, true, last));
+    this.pending = [];
     callback();
   }
 }
@@ -209,7 +160,8 @@ export class EncryptStream extends Transform {
  */
 export class DecryptStream extends Transform {
   private header: StreamHeader | null = null;
-  private readonly queue = new ChunkQueue();
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private index = 0;
 
   constructor(private readonly key: Buffer) {
@@ -217,14 +169,30 @@ export class DecryptStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.queue.push(chunk);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    // Nothing to do until the header, or more than one sealed segment, is buffered (concatenating on
+    // every chunk would copy the pending segment once per chunk).
+    if (this.pendingBytes <= (this.header ? this.header.segmentSize + TAG_BYTES : HEADER_BYTES - 1)) return callback();
     try {
+      let buffered = Buffer.concat(this.pending, this.pendingBytes);
       if (!this.header) {
-        if (this.queue.length < HEADER_BYTES) return callback();
-        this.header = parseHeader(this.queue.take(HEADER_BYTES));
+        if (buffered.length < HEADER_BYTES) {
+          this.pending = [buffered];
+          return callback();
+        }
+        this.header = parseHeader(buffered);
+        buffered = buffered.subarray(HEADER_BYTES);
       }
       const sealed = this.header.segmentSize + TAG_BYTES;
-      while (this.queue.length > sealed) this.push(openSegment(this.key, this.header, this.index++, false, this.queue.take(sealed)));
+      let offset = 0;
+      while (buffered.length - offset > sealed) {
+        this.push(openSegment(this.key, this.header, this.index++, false, buffered.subarray(offset, offset + sealed)));
+        offset += sealed;
+      }
+      buffered = buffered.subarray(offset);
+      this.pending = [buffered];
+      this.pendingBytes = buffered.length;
       callback();
     } catch (error) {
       callback(error as Error);
@@ -234,7 +202,8 @@ export class DecryptStream extends Transform {
   override _flush(callback: TransformCallback): void {
     try {
       if (!this.header) throw new CipherFormatError('truncated header');
-      this.push(openSegment(this.key, this.header, this.index++, true, this.queue.take(this.queue.length)));
+      const last = Buffer.concat(this.pending, this.pendingBytes);
+      this.push(openSegment(this.key, this.header, this.index++, true, last));
       callback();
     } catch (error) {
       callback(error as Error);
@@ -282,7 +251,8 @@ export function segmentRange(plaintextSize: number, start: number, end: number, 
  * segment is final, so a shortened or lengthened blob still fails.
  */
 export class RangeDecryptStream extends Transform {
-  private readonly queue = new ChunkQueue();
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private index: number;
   private toSkip: number;
   private remaining: number;
@@ -307,13 +277,24 @@ export class RangeDecryptStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.queue.push(chunk);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    // Wait for the whole next segment (and keep bytes past the range for _flush to reject).
+    if (this.index > this.range.lastSegment || this.pendingBytes < this.nextLength()) return callback();
     try {
-      while (this.index <= this.range.lastSegment && this.queue.length >= this.nextLength()) {
+      let buffered = Buffer.concat(this.pending, this.pendingBytes);
+      let offset = 0;
+      while (this.index <= this.range.lastSegment) {
+        const length = this.nextLength();
+        if (buffered.length - offset < length) break;
         const final = this.index === this.range.totalSegments - 1;
-        this.pushTrimmed(openSegment(this.key, this.header, this.index, final, this.queue.take(this.nextLength())));
+        this.pushTrimmed(openSegment(this.key, this.header, this.index, final, buffered.subarray(offset, offset + length)));
         this.index++;
+        offset += length;
       }
+      buffered = buffered.subarray(offset);
+      this.pending = [buffered];
+      this.pendingBytes = buffered.length;
       callback();
     } catch (error) {
       callback(error as Error);
@@ -329,8 +310,7 @@ export class RangeDecryptStream extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
-    // Bytes past the range, or missing ones, mean the stored blob is not what the database says.
-    if (this.index <= this.range.lastSegment || this.queue.length > 0 || this.remaining > 0) {
+    if (this.index <= this.range.lastSegment || this.pendingBytes > 0 || this.remaining > 0) {
       return callback(new CipherFormatError('stored stream is shorter or longer than expected'));
     }
     callback();
