@@ -19,6 +19,7 @@ const SIZE = Number(process.env.BENCH_FILE_BYTES ?? GiB);
 const BIG = Number(process.env.BENCH_BIG_FILE_BYTES ?? 4 * GiB);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const LOAD_CORE = '1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 interface Row {
   name: string;
@@ -45,8 +46,29 @@ async function makeFile(file: string, size: number) {
   await handle.close();
 }
 
+/**
+ * The server starts exactly as `npm start` runs it (its environment settings and Node flags
+ * included), without npm in between, so the measured process is the server itself.
+ */
+function startCommand(): { args: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const words = String(pkg.scripts.start).trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_]+=/.test(words[0])) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name] = value.join('=');
+  }
+  if (words.shift() !== 'node') throw new Error(`bench:files expects "start" to run node, found: ${pkg.scripts.start}`);
+  return { args: words, env };
+}
+
+/**
+ * Servers run free on every core: this process is pinned to the load core, and a child inherits
+ * its parent's affinity, so the child's is widened again (taskset execs node: same pid).
+ */
 function startProcess(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const allCores = `0-${os.cpus().length - 1}`;
+  return spawn('taskset', ['-c', allCores, process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 async function waitFor(url: string) {
@@ -99,6 +121,7 @@ async function timeDownload(url: string, headers: Record<string, string>, expect
 }
 
 const mbps = (bytes: number, seconds: number) => bytes / seconds / 1e6;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main() {
   pin(LOAD_CORE);
@@ -112,16 +135,17 @@ async function main() {
 
     // Ceiling: bare node:http, same bytes, unencrypted.
     const ceilingPort = 18000 + Math.floor(Math.random() * 1000);
-    children.push(startProcess([path.join(ROOT, 'bench', 'bare-file-server.mjs')], { PORT: String(ceilingPort), BARE_DIR: work }));
+    // The ceiling runs with the same environment settings (malloc tuning) as the server.
+    const start = startCommand();
+    children.push(startProcess([path.join(ROOT, 'bench', 'bare-file-server.mjs')], { ...start.env, PORT: String(ceilingPort), BARE_DIR: work }));
     await waitFor(`http://127.0.0.1:${ceilingPort}/ping`);
-    const bareUp = await timeUpload(`http://127.0.0.1:${ceilingPort}/upload/bare.bin`, source, {});
-    const bareDown = await timeDownload(`http://127.0.0.1:${ceilingPort}/download/bare.bin`, {}, SIZE);
 
     // Subject: Coffre from its build, SQLite in a fresh data folder.
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
     const port = ceilingPort + 1;
     const dataDir = path.join(work, 'data');
-    const server = startProcess([path.join(ROOT, 'dist', 'src', 'main.js')], {
+    const server = startProcess(start.args, {
+      ...start.env,
       PORT: String(port),
       HOST: '127.0.0.1',
       COFFRE_DATA_DIR: dataDir,
@@ -144,10 +168,25 @@ async function main() {
     const rootRes = await request(`${base}/folders/root/subfolders`, { headers: auth });
     const root = ((await rootRes.body.json()) as any).data.parentFolder.id as string;
 
-    const upSeconds = await timeUpload(`${base}/files/upload/${root}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' });
-    const list = await request(`${base}/files/list/${root}`, { headers: auth });
-    const fileId = ((await list.body.json()) as any).data.data[0].id as string;
-    const downSeconds = await timeDownload(`${base}/files/download/${fileId}`, auth, SIZE);
+    // Ceiling and subject alternate, ROUNDS times, each upload starting with no dirty pages left
+    // by the previous one (`sync`): the VM disk's write-back otherwise lands on whoever runs next.
+    // Each figure is the median of its rounds.
+    const times = { bareUp: [] as number[], bareDown: [] as number[], up: [] as number[], down: [] as number[] };
+    let fileId = '';
+    for (let round = 0; round < ROUNDS; round++) {
+      execFileSync('sync');
+      times.bareUp.push(await timeUpload(`http://127.0.0.1:${ceilingPort}/upload/bare.bin`, source, {}));
+      execFileSync('sync');
+      times.up.push(await timeUpload(`${base}/files/upload/${root}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }));
+      if (!fileId) {
+        const list = await request(`${base}/files/list/${root}`, { headers: auth });
+        fileId = ((await list.body.json()) as any).data.data[0].id as string;
+      }
+      times.bareDown.push(await timeDownload(`http://127.0.0.1:${ceilingPort}/download/bare.bin`, {}, SIZE));
+      times.down.push(await timeDownload(`${base}/files/download/${fileId}`, auth, SIZE));
+    }
+    const [bareUp, bareDown, upSeconds, downSeconds] = [times.bareUp, times.bareDown, times.up, times.down].map(median);
+    for (const [name, list] of Object.entries(times)) process.stderr.write(`${name}: ${list.map((t) => mbps(SIZE, t).toFixed(0)).join(', ')} MB/s\n`);
 
     const upRatio = bareUp / upSeconds;
     const downRatio = bareDown / downSeconds;
@@ -186,7 +225,7 @@ async function main() {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const table = [
     `bench:files — ${new Date().toISOString()} — ${cpu}, ${os.cpus().length} cores, Node ${process.version}`,
-    `Servers (Coffre on SQLite, and the bare node:http ceiling) unpinned, same environment; load (curl for transfers, undici for API calls) pinned to core ${LOAD_CORE}.`,
+    `Servers (Coffre on SQLite started as \`npm start\` runs it, and the bare node:http ceiling with the same environment) free on both cores; load (curl for transfers, undici for API calls) pinned to core ${LOAD_CORE}. Transfers: median of ${ROUNDS} alternating rounds, \`sync\` before each upload.`,
     '',
     '| Row | Figure | Ceiling | Ratio | Bar | Result |',
     '|---|---|---|---|---|---|',

@@ -21,6 +21,11 @@ export interface BlobStore {
   /** Short name for logs and readiness output, e.g. `fs`. */
   readonly kind: string;
   /**
+   * Capability: every chunk a `get` stream emits sits in memory of its own that the store never
+   * touches again, so a reader may move it to another thread instead of copying it.
+   */
+  readonly exclusiveReadChunks: boolean;
+  /**
    * Stores the stream under `key`. Resolves only once the bytes are durable; if the stream fails
    * or is destroyed, nothing is left under `key` (nor anywhere else that the store cannot reclaim).
    */

@@ -35,6 +35,26 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       }
     });
 
+    it('keeps its exclusiveReadChunks promise: each chunk read is a buffer of its own, unchanged after the read', async (t) => {
+      const { store } = await make(t);
+      const key = newBlobKey();
+      const data = randomBytes(3 * 1024 * 1024 + 5);
+      await store.put(key, Readable.from([data]));
+      const seen: Buffer[] = [];
+      const copies: Buffer[] = [];
+      for await (const chunk of await store.get(key)) {
+        seen.push(chunk);
+        copies.push(Buffer.from(chunk));
+      }
+      assert.deepEqual(Buffer.concat(copies), data);
+      // Chunks read earlier still hold their bytes: the store did not reuse their memory.
+      seen.forEach((chunk, i) => assert.ok(chunk.equals(copies[i]), `chunk ${i} changed after it was read`));
+      if (store.exclusiveReadChunks) {
+        for (const chunk of seen) assert.ok(chunk.byteLength === chunk.buffer.byteLength || chunk.byteLength < 65536, 'a large chunk shares its memory');
+        assert.equal(new Set(seen.map((c) => c.buffer)).size, seen.length, 'two chunks share one buffer');
+      }
+    });
+
     it('rejects an unknown key with BlobNotFoundError', async (t) => {
       const { store } = await make(t);
       await assert.rejects(store.get(newBlobKey()), BlobNotFoundError);

@@ -14,6 +14,8 @@ const WRITE_BATCH_BYTES = 1024 * 1024;
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs';
+  // fs read streams read each chunk into a fresh buffer and forget it once emitted.
+  readonly exclusiveReadChunks = true;
   private readonly tmpDir: string;
 
   constructor(private readonly root: string) {

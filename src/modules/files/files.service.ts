@@ -335,10 +335,10 @@ export function fileService(ctx: AppContext) {
       const header = parseHeader(await readAll(await blobs.get(version.blob_id, { start: 0, end: HEADER_BYTES - 1 })));
       const segments = segmentRange(size, range.start, range.end, header.segmentSize);
       const stored = await blobs.get(version.blob_id, { start: segments.storedStart, end: segments.storedEnd });
-      return { ...base, status: 206, range, body: decrypting(stored, new RangeDecryptStream(dataKey, header, segments)) };
+      return { ...base, status: 206, range, body: decrypting(stored, new RangeDecryptStream(dataKey, header, segments, { ownsInput: blobs.exclusiveReadChunks })) };
     }
     const stored = await blobs.get(version.blob_id);
-    return { ...base, status: 200, body: decrypting(stored, new DecryptStream(dataKey)) };
+    return { ...base, status: 200, body: decrypting(stored, new DecryptStream(dataKey, { ownsInput: blobs.exclusiveReadChunks })) };
   }
 
   async function download(

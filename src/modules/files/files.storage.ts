@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore } from '../../blobs/blob-store.js';
@@ -27,22 +26,17 @@ export interface UploadLimits {
   quotaRemaining: number;
 }
 
-/** Counts and hashes the plaintext as it passes, and stops the upload the moment a limit is passed. */
+/** Counts the plaintext as it passes, and stops the upload the moment a limit is passed. */
 class Meter extends Transform {
   bytes = 0;
-  private readonly hash = createHash('sha256');
   constructor(private readonly limits: UploadLimits) {
-    super({ highWaterMark: 2 * 1024 * 1024 });
+    super({ highWaterMark: 1024 * 1024 });
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limits.maxBytes) return callback(new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${this.limits.maxBytes} bytes`));
     if (this.bytes > this.limits.quotaRemaining) return callback(new AppError('QUOTA_EXCEEDED'));
-    this.hash.update(chunk);
     callback(null, chunk);
-  }
-  checksum(): string {
-    return `sha256:${this.hash.digest('hex')}`;
   }
 }
 
@@ -56,13 +50,14 @@ export async function storeEncrypted(db: Db, blobs: BlobStore, source: Readable,
   const dataKey = newKey();
   await insertUploadingBlob(db, blobId, nowIso());
   const meter = new Meter(limits);
-  const encrypt = new EncryptStream(dataKey);
+  // The plaintext checksum is computed with the encryption, off the event loop.
+  const encrypt = new EncryptStream(dataKey, undefined, { checksum: true });
   const [piped, stored] = await Promise.allSettled([pipeline(source, meter, encrypt), blobs.put(blobId, encrypt)]);
   if (piped.status === 'rejected' || stored.status === 'rejected') {
     await discardBlob(db, blobs, blobId);
     throw piped.status === 'rejected' ? piped.reason : (stored as PromiseRejectedResult).reason;
   }
-  return { blobId, dataKey, size: meter.bytes, storedSize: stored.value.size, checksum: meter.checksum() };
+  return { blobId, dataKey, size: meter.bytes, storedSize: stored.value.size, checksum: encrypt.checksum! };
 }
 
 /** Removes a blob that no version references (a failed or refused upload). */

@@ -1,0 +1,117 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { CodecSpec } from './segment-codecs.js';
+
+/**
+ * Cipher threads shared by every stream of the process. AES-GCM, hashing and segment framing run
+ * there, so the event loop keeps only socket and disk work: on a 2-core machine the crypto of a
+ * transfer gets the other core instead of halving the event loop's throughput.
+ */
+
+export type WorkerRequest =
+  | { op: 'open'; id: number; spec: CodecSpec }
+  | { op: 'write'; id: number; chunks: Uint8Array[] }
+  | { op: 'end'; id: number }
+  | { op: 'drop'; id: number };
+
+export interface WorkerReply {
+  id: number;
+  /** True on the last reply of a stream (after `end`, or after an error). */
+  done: boolean;
+  out?: Uint8Array[];
+  checksum?: string;
+  error?: { name: string; message: string };
+}
+
+export interface ChannelListener {
+  (reply: WorkerReply): void;
+}
+
+interface Slot {
+  worker: Worker;
+  listeners: Map<number, ChannelListener>;
+}
+
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(FROM_SOURCE ? './cipher-worker.ts' : './cipher-worker.js', import.meta.url);
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
+const POOL_SIZE = Math.max(1, Math.min(4, availableParallelism()));
+
+const slots: (Slot | undefined)[] = [];
+let nextId = 1;
+
+function spawn(index: number): Slot {
+  // From the build the worker is plain JavaScript. Run from source under tsx (tests), the worker
+  // thread does not inherit tsx's loader hooks, so it registers them before loading the module.
+  const worker = FROM_SOURCE
+    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`, { eval: true, resourceLimits: WORKER_LIMITS })
+    : new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS });
+  const slot: Slot = { worker, listeners: new Map() };
+  worker.unref(); // referenced only while it has streams (see open/close below)
+  worker.on('message', (reply: WorkerReply) => {
+    const listener = slot.listeners.get(reply.id);
+    if (reply.done) release(slot, reply.id);
+    listener?.(reply);
+  });
+  const fail = (error: Error) => {
+    if (slots[index] === slot) slots[index] = undefined;
+    const listeners = [...slot.listeners];
+    slot.listeners.clear();
+    for (const [id, listener] of listeners) listener({ id, done: true, error: { name: 'Error', message: `cipher worker stopped: ${error.message}` } });
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`exit code ${code}`)));
+  slots[index] = slot;
+  return slot;
+}
+
+function release(slot: Slot, id: number): void {
+  if (slot.listeners.delete(id) && slot.listeners.size === 0) slot.worker.unref();
+}
+
+/** The least busy worker, started on first use. */
+function pick(): Slot {
+  let best: Slot | undefined;
+  for (let i = 0; i < POOL_SIZE; i++) {
+    const slot = slots[i] ?? spawn(i);
+    if (!best || slot.listeners.size < best.listeners.size) best = slot;
+    if (slot.listeners.size === 0) break;
+  }
+  return best!;
+}
+
+/** One stream's conversation with a cipher worker. Replies reach `listener` in request order. */
+export class CipherChannel {
+  private readonly id = nextId++;
+  private readonly slot: Slot;
+  private closed = false;
+
+  constructor(spec: CodecSpec, listener: ChannelListener) {
+    this.slot = pick();
+    if (this.slot.listeners.size === 0) this.slot.worker.ref();
+    this.slot.listeners.set(this.id, listener);
+    this.post({ op: 'open', id: this.id, spec });
+  }
+
+  /** Sends chunks; those listed in `transfer` move to the worker and must not be used again. */
+  write(chunks: Uint8Array[], transfer: ArrayBuffer[]): void {
+    if (!this.closed) this.post({ op: 'write', id: this.id, chunks }, transfer);
+  }
+
+  end(): void {
+    if (!this.closed) this.post({ op: 'end', id: this.id });
+    this.closed = true;
+  }
+
+  /** Abandons the stream: the worker forgets it and no more replies are delivered. */
+  drop(): void {
+    if (this.closed && !this.slot.listeners.has(this.id)) return;
+    this.closed = true;
+    release(this.slot, this.id);
+    this.post({ op: 'drop', id: this.id });
+  }
+
+  private post(request: WorkerRequest, transfer: ArrayBuffer[] = []): void {
+    this.slot.worker.postMessage(request, transfer);
+  }
+}

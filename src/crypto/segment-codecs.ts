@@ -1,0 +1,375 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, type Hash } from 'node:crypto';
+
+/**
+ * The stored format of every blob: a 16-byte header, then the plaintext in 64 KiB segments, each
+ * sealed with AES-256-GCM under the blob's data key (the STREAM construction of Hoang, Reyhanitabar,
+ * Rogaway and Vizár, as in Tink's streaming AEAD).
+ *
+ *   header  = "CFRS" | version (1 byte) | log2(segment size) (1 byte) | reserved (3 bytes, 0) | nonce prefix (7 bytes)
+ *   segment = AES-256-GCM(dataKey, nonce = prefix | uint32be(index) | finalFlag, aad = header, plaintext) | tag (16 bytes)
+ *
+ * The header is the associated data of every segment, so a changed header fails every segment;
+ * the index in the nonce catches reordering; the final flag catches truncation at a segment edge
+ * and extension. Any plaintext range maps to whole segments, so ranged reads decrypt only those.
+ *
+ * This module is synchronous and self-contained: the codecs below run inside the cipher worker
+ * threads (`cipher-worker.ts`), and in-process for streams too small to be worth a round trip.
+ */
+
+export const MAGIC = Buffer.from('CFRS', 'ascii');
+export const FORMAT_VERSION = 1;
+export const HEADER_BYTES = 16;
+export const TAG_BYTES = 16;
+export const NONCE_PREFIX_BYTES = 7;
+export const DEFAULT_SEGMENT_LOG2 = 16; // 64 KiB
+export const KEY_BYTES = 32;
+
+export class CipherFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CipherFormatError';
+  }
+}
+
+export interface StreamHeader {
+  segmentSize: number;
+  noncePrefix: Buffer;
+  bytes: Buffer;
+}
+
+export function newHeader(segmentLog2 = DEFAULT_SEGMENT_LOG2): StreamHeader {
+  const bytes = Buffer.alloc(HEADER_BYTES);
+  MAGIC.copy(bytes, 0);
+  bytes[4] = FORMAT_VERSION;
+  bytes[5] = segmentLog2;
+  const noncePrefix = randomBytes(NONCE_PREFIX_BYTES);
+  noncePrefix.copy(bytes, 9);
+  return { segmentSize: 2 ** segmentLog2, noncePrefix, bytes };
+}
+
+export function parseHeader(bytes: Buffer): StreamHeader {
+  if (bytes.length < HEADER_BYTES) throw new CipherFormatError('truncated header');
+  const header = bytes.subarray(0, HEADER_BYTES);
+  if (!header.subarray(0, 4).equals(MAGIC)) throw new CipherFormatError('not a Coffre stream');
+  if (header[4] !== FORMAT_VERSION) throw new CipherFormatError(`unsupported format version ${header[4]}`);
+  const log2 = header[5];
+  if (log2 < 10 || log2 > 24 || header[6] !== 0 || header[7] !== 0 || header[8] !== 0) throw new CipherFormatError('invalid header');
+  return { segmentSize: 2 ** log2, noncePrefix: Buffer.from(header.subarray(9, 16)), bytes: Buffer.from(header) };
+}
+
+function nonce(prefix: Buffer, index: number, final: boolean): Buffer {
+  const n = Buffer.alloc(12);
+  prefix.copy(n, 0);
+  n.writeUInt32BE(index, 7);
+  n[11] = final ? 1 : 0;
+  return n;
+}
+
+/** Seals one segment into `out` at `at`; returns the bytes written (plaintext + tag). */
+function sealInto(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer, out: Buffer, at: number): number {
+  const cipher = createCipheriv('aes-256-gcm', key, nonce(header.noncePrefix, index, final));
+  cipher.setAAD(header.bytes);
+  const body = cipher.update(plaintext);
+  cipher.final();
+  body.copy(out, at);
+  cipher.getAuthTag().copy(out, at + body.length);
+  return body.length + TAG_BYTES;
+}
+
+/** Opens one sealed segment into `out` at `at`; throws, having written nothing usable, when it does not authenticate. */
+function openInto(key: Buffer, header: StreamHeader, index: number, final: boolean, sealed: Buffer, out: Buffer, at: number): number {
+  if (sealed.length < TAG_BYTES) throw new CipherFormatError(`segment ${index} is truncated`);
+  const decipher = createDecipheriv('aes-256-gcm', key, nonce(header.noncePrefix, index, final));
+  decipher.setAAD(header.bytes);
+  decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+  const body = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
+  try {
+    decipher.final();
+  } catch {
+    throw new CipherFormatError(`segment ${index} does not authenticate`);
+  }
+  body.copy(out, at);
+  return body.length;
+}
+
+export function sealSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer): Buffer {
+  const out = Buffer.allocUnsafeSlow(plaintext.length + TAG_BYTES);
+  sealInto(key, header, index, final, plaintext, out, 0);
+  return out;
+}
+
+/** Opens one sealed segment; throws (and returns no plaintext at all) when it does not authenticate. */
+export function openSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, sealed: Buffer): Buffer {
+  const out = Buffer.allocUnsafeSlow(Math.max(0, sealed.length - TAG_BYTES));
+  openInto(key, header, index, final, sealed, out, 0);
+  return out;
+}
+
+/** Number of segments holding `plaintextSize` bytes (an empty stream still has one, final, segment). */
+export function segmentCount(plaintextSize: number, segmentSize: number): number {
+  return Math.max(1, Math.ceil(plaintextSize / segmentSize));
+}
+
+/** Stored size of a plaintext of `plaintextSize` bytes. */
+export function sealedSize(plaintextSize: number, segmentSize = 2 ** DEFAULT_SEGMENT_LOG2): number {
+  return HEADER_BYTES + plaintextSize + TAG_BYTES * segmentCount(plaintextSize, segmentSize);
+}
+
+/** Stored byte offset where segment `index` starts. */
+export function segmentOffset(index: number, segmentSize: number): number {
+  return HEADER_BYTES + index * (segmentSize + TAG_BYTES);
+}
+
+/** Which stored bytes hold a plaintext range, and how to trim the decrypted segments to it. */
+export interface SegmentRange {
+  firstSegment: number;
+  lastSegment: number;
+  /** Stored byte range (inclusive) of the segments, header excluded. */
+  storedStart: number;
+  storedEnd: number;
+  /** Bytes to drop from the start of the first decrypted segment. */
+  skip: number;
+  /** Plaintext bytes to emit in all. */
+  length: number;
+  totalSegments: number;
+}
+
+/** Maps the plaintext range [start, end] (inclusive) of a stream of `plaintextSize` bytes to segments. */
+export function segmentRange(plaintextSize: number, start: number, end: number, segmentSize: number): SegmentRange {
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= plaintextSize) {
+    throw new RangeError('range outside the plaintext');
+  }
+  const totalSegments = segmentCount(plaintextSize, segmentSize);
+  const firstSegment = Math.floor(start / segmentSize);
+  const lastSegment = Math.floor(end / segmentSize);
+  const lastPlain = Math.min(segmentSize, plaintextSize - lastSegment * segmentSize);
+  return {
+    firstSegment,
+    lastSegment,
+    storedStart: segmentOffset(firstSegment, segmentSize),
+    storedEnd: segmentOffset(lastSegment, segmentSize) + lastPlain + TAG_BYTES - 1,
+    skip: start - firstSegment * segmentSize,
+    length: end - start + 1,
+    totalSegments,
+  };
+}
+
+/** A copy in a buffer of its own (never a slice of Node's shared pool), safe to transfer to another thread. */
+function owned(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
+}
+
+/**
+ * A synchronous codec: bytes in, bytes out, in order. `write` may hold bytes back (a segment is
+ * sealed or opened only once the following bytes show whether it is the final one); `end`
+ * releases the rest. Both throw `CipherFormatError` on damaged input, having returned only
+ * authenticated output before. Every returned buffer is a view of memory that nothing else uses,
+ * so a worker can transfer it to the main thread without copying.
+ */
+export interface SegmentCodec {
+  write(chunks: Buffer[]): Buffer[];
+  end(): { out: Buffer[]; checksum?: string };
+}
+
+/** What a worker needs to build a codec: plain data only (it crosses a thread boundary). */
+export type CodecSpec =
+  | { kind: 'seal'; key: Uint8Array; segmentLog2: number; hash: boolean }
+  | { kind: 'open'; key: Uint8Array }
+  | { kind: 'open-range'; key: Uint8Array; header: Uint8Array; range: SegmentRange };
+
+export function createCodec(spec: CodecSpec): SegmentCodec {
+  const key = Buffer.from(spec.key.buffer, spec.key.byteOffset, spec.key.byteLength);
+  switch (spec.kind) {
+    case 'seal':
+      return new Sealer(key, newHeader(spec.segmentLog2), spec.hash);
+    case 'open':
+      return new Opener(key);
+    case 'open-range':
+      return new RangeOpener(key, parseHeader(Buffer.from(spec.header)), spec.range);
+  }
+}
+
+/**
+ * Collects input until whole units can be processed. `take(n)` returns the first `n` buffered
+ * bytes as one buffer (a view when they sit in one chunk, else one copy) and keeps the rest.
+ */
+class InputBuffer {
+  private chunks: Buffer[] = [];
+  length = 0;
+
+  add(chunks: Buffer[]): void {
+    for (const chunk of chunks) {
+      if (chunk.length === 0) continue;
+      this.chunks.push(chunk);
+      this.length += chunk.length;
+    }
+  }
+
+  take(n: number): Buffer {
+    this.length -= n;
+    const head = this.chunks[0];
+    if (n === 0) return Buffer.alloc(0);
+    if (head.length >= n) {
+      if (head.length === n) this.chunks.shift();
+      else this.chunks[0] = head.subarray(n);
+      return head.subarray(0, n);
+    }
+    const taken = Buffer.allocUnsafe(n);
+    let at = 0;
+    while (at < n) {
+      const chunk = this.chunks[0];
+      const used = Math.min(chunk.length, n - at);
+      chunk.copy(taken, at, 0, used);
+      at += used;
+      if (used === chunk.length) this.chunks.shift();
+      else this.chunks[0] = chunk.subarray(used);
+    }
+    return taken;
+  }
+}
+
+/** Plaintext in, header and sealed segments out. A full segment waits for one more byte. */
+class Sealer implements SegmentCodec {
+  private readonly input = new InputBuffer();
+  private readonly hash: Hash | null;
+  private index = 0;
+  private headerSent = false;
+
+  constructor(private readonly key: Buffer, private readonly header: StreamHeader, hash: boolean) {
+    if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
+    this.hash = hash ? createHash('sha256') : null;
+  }
+
+  write(chunks: Buffer[]): Buffer[] {
+    for (const chunk of chunks) this.hash?.update(chunk);
+    this.input.add(chunks);
+    const size = this.header.segmentSize;
+    // Strictly more than one segment left: the first one cannot be the final one.
+    const ready = Math.floor((this.input.length - 1) / size);
+    return ready > 0 ? this.seal(ready, false) : this.start();
+  }
+
+  end(): { out: Buffer[]; checksum?: string } {
+    const out = this.seal(1, true);
+    return { out, checksum: this.hash ? `sha256:${this.hash.digest('hex')}` : undefined };
+  }
+
+  /** The header, once, ahead of the first segment. */
+  private start(): Buffer[] {
+    if (this.headerSent) return [];
+    this.headerSent = true;
+    return [owned(this.header.bytes)];
+  }
+
+  /** Seals `count` segments (the last one flagged final when `final`) into one output buffer. */
+  private seal(count: number, final: boolean): Buffer[] {
+    const size = this.header.segmentSize;
+    const plainBytes = final ? this.input.length : count * size;
+    const out = Buffer.allocUnsafeSlow(plainBytes + count * TAG_BYTES);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const plain = this.input.take(final ? this.input.length : size);
+      at += sealInto(this.key, this.header, this.index++, final && i === count - 1, plain, out, at);
+    }
+    return [...this.start(), out];
+  }
+}
+
+/** Stored bytes in (header first), authenticated plaintext out. A sealed segment waits for one more byte. */
+class Opener implements SegmentCodec {
+  private readonly input = new InputBuffer();
+  private header: StreamHeader | null = null;
+  private index = 0;
+
+  constructor(private readonly key: Buffer) {}
+
+  write(chunks: Buffer[]): Buffer[] {
+    this.input.add(chunks);
+    if (!this.header) {
+      if (this.input.length < HEADER_BYTES) return [];
+      this.header = parseHeader(this.input.take(HEADER_BYTES));
+    }
+    const sealed = this.header.segmentSize + TAG_BYTES;
+    const ready = Math.floor((this.input.length - 1) / sealed);
+    return ready > 0 ? this.open(ready, sealed, false) : [];
+  }
+
+  end(): { out: Buffer[] } {
+    if (!this.header) throw new CipherFormatError('truncated header');
+    // What is left is at most one sealed segment, the final one (a stream always ends with one).
+    return { out: this.open(1, this.header.segmentSize + TAG_BYTES, true) };
+  }
+
+  private open(count: number, sealed: number, final: boolean): Buffer[] {
+    const header = this.header!;
+    const storedBytes = final ? this.input.length : count * sealed;
+    const out = Buffer.allocUnsafeSlow(Math.max(0, storedBytes - count * TAG_BYTES));
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const segment = this.input.take(final ? this.input.length : sealed);
+      at += openInto(this.key, header, this.index++, final && i === count - 1, segment, out, at);
+    }
+    return [out.subarray(0, at)];
+  }
+}
+
+/**
+ * The stored bytes of a range's segments in (`storedStart..storedEnd`, in order), exactly the
+ * requested plaintext out. Knowing the plaintext size, it knows which segment is final, so a
+ * shortened or lengthened blob still fails.
+ */
+class RangeOpener implements SegmentCodec {
+  private readonly input = new InputBuffer();
+  private index: number;
+  private toSkip: number;
+  private remaining: number;
+
+  constructor(private readonly key: Buffer, private readonly header: StreamHeader, private readonly range: SegmentRange) {
+    this.index = range.firstSegment;
+    this.toSkip = range.skip;
+    this.remaining = range.length;
+  }
+
+  write(chunks: Buffer[]): Buffer[] {
+    this.input.add(chunks);
+    const outs: Buffer[] = [];
+    const sealed = this.header.segmentSize + TAG_BYTES;
+    // Whole middle segments in one output buffer, then the last one when it is all here.
+    const middle = Math.min(Math.floor(this.input.length / sealed), this.range.lastSegment - this.index);
+    if (middle > 0) {
+      const out = Buffer.allocUnsafeSlow(middle * this.header.segmentSize);
+      let at = 0;
+      for (let i = 0; i < middle; i++) at += openInto(this.key, this.header, this.index++, false, this.input.take(sealed), out, at);
+      this.emit(out, outs);
+    }
+    if (this.index === this.range.lastSegment) {
+      const lastLength = this.range.storedEnd - segmentOffset(this.range.lastSegment, this.header.segmentSize) + 1;
+      if (this.input.length >= lastLength) {
+        const final = this.index === this.range.totalSegments - 1;
+        this.emit(openSegment(this.key, this.header, this.index++, final, this.input.take(lastLength)), outs);
+      }
+    }
+    return outs;
+  }
+
+  end(): { out: Buffer[] } {
+    if (this.index <= this.range.lastSegment || this.input.length > 0 || this.remaining > 0) {
+      throw new CipherFormatError('stored stream is shorter or longer than expected');
+    }
+    return { out: [] };
+  }
+
+  private emit(plain: Buffer, outs: Buffer[]): void {
+    let out = plain;
+    if (this.toSkip > 0) {
+      const cut = Math.min(this.toSkip, out.length);
+      out = out.subarray(cut);
+      this.toSkip -= cut;
+    }
+    if (out.length > this.remaining) out = out.subarray(0, this.remaining);
+    this.remaining -= out.length;
+    if (out.length > 0) outs.push(out);
+  }
+}

@@ -1,0 +1,28 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/**
+ * Streaming allocates a buffer per batch; V8 frees that memory only on a collection, and starts
+ * one only after about 64 MB more of it per thread. Counting the bytes a thread streams and
+ * collecting every few MiB keeps a transfer's memory flat whatever the file's size:
+ * - on the event loop, a young-generation collection (its new space is small, see the
+ *   `--max-semi-space-size` flag of `npm start`), which frees the batches already written out;
+ * - on a cipher worker, whose heap holds little else, a full collection (about a millisecond),
+ *   which also frees buffers that survived long enough to be promoted.
+ * `--expose-gc` set at run time only installs `gc` in contexts created afterwards, hence the new context.
+ */
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as (options: { type: 'minor' | 'major' }) => void;
+
+export class GarbageMeter {
+  private since = 0;
+  constructor(private readonly every: number, private readonly type: 'minor' | 'major') {}
+
+  add(bytes: number): void {
+    this.since += bytes;
+    if (this.since >= this.every) {
+      this.since = 0;
+      gc({ type: this.type });
+    }
+  }
+}
