@@ -22,6 +22,13 @@ import { FileDetail } from './modules/files/files.schemas.js';
 import { FolderDetail, FolderListItem } from './modules/folders/folders.schemas.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
+import { regionRoutes } from './modules/regions/regions.routes.js';
+import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
+import { Datahub } from './modules/datahubs/datahubs.schemas.js';
+import { bucketRoutes } from './modules/buckets/buckets.routes.js';
+import { storageRoutes } from './modules/storage/storage.routes.js';
+import { Bucket } from './modules/buckets/buckets.schemas.js';
+import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
 import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
 import { VERSION } from './version.js';
@@ -117,7 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('registeredRoutes', routes);
   app.addSchema(ErrorBody);
   // Shared schemas live at the root so every module can reference them.
-  for (const schema of [User, FolderDetail, FolderListItem, FileDetail]) app.addSchema(schema);
+  for (const schema of [User, FolderDetail, FolderListItem, FileDetail, Region, RegionLocation, Bucket, Datahub]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -144,6 +151,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(folderRoutes(ctx));
       await api.register(fileRoutes(ctx));
       await api.register(trashRoutes(ctx));
+      await api.register(regionRoutes(ctx));
+      await api.register(datahubRoutes(ctx));
+      await api.register(bucketRoutes(ctx));
+      await api.register(storageRoutes(ctx));
     },
     { prefix: '/api' },
   );
