@@ -16,6 +16,7 @@ import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { createMetrics, installRequestMetrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
 import { FileDetail } from './modules/files/files.schemas.js';
@@ -102,6 +103,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  const metrics = createMetrics();
+  installRequestMetrics(app, metrics);
   // An empty body with a JSON content type (common on DELETE and POST without payload) means "no body".
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -143,13 +146,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   startBackgroundJobs(app, ctx);
-  await app.register(serviceRoutes(ctx));
+  await app.register(serviceRoutes(ctx, metrics));
   await app.register(
     async (api) => {
       installAuth(api, ctx);
       await api.register(accountRoutes(ctx));
       await api.register(folderRoutes(ctx));
-      await api.register(fileRoutes(ctx));
+      await api.register(fileRoutes(ctx, metrics));
       await api.register(trashRoutes(ctx));
       await api.register(regionRoutes(ctx));
       await api.register(datahubRoutes(ctx));
