@@ -16,12 +16,20 @@ import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { createMetrics, installRequestMetrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
 import { FileDetail } from './modules/files/files.schemas.js';
 import { FolderDetail, FolderListItem } from './modules/folders/folders.schemas.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
+import { regionRoutes } from './modules/regions/regions.routes.js';
+import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
+import { Datahub } from './modules/datahubs/datahubs.schemas.js';
+import { bucketRoutes } from './modules/buckets/buckets.routes.js';
+import { storageRoutes } from './modules/storage/storage.routes.js';
+import { Bucket } from './modules/buckets/buckets.schemas.js';
+import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
 import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
 import { VERSION } from './version.js';
@@ -95,6 +103,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  const metrics = createMetrics();
+  installRequestMetrics(app, metrics);
   // An empty body with a JSON content type (common on DELETE and POST without payload) means "no body".
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -117,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('registeredRoutes', routes);
   app.addSchema(ErrorBody);
   // Shared schemas live at the root so every module can reference them.
-  for (const schema of [User, FolderDetail, FolderListItem, FileDetail]) app.addSchema(schema);
+  for (const schema of [User, FolderDetail, FolderListItem, FileDetail, Region, RegionLocation, Bucket, Datahub]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -136,14 +146,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   startBackgroundJobs(app, ctx);
-  await app.register(serviceRoutes(ctx));
+  await app.register(serviceRoutes(ctx, metrics));
   await app.register(
     async (api) => {
       installAuth(api, ctx);
       await api.register(accountRoutes(ctx));
       await api.register(folderRoutes(ctx));
-      await api.register(fileRoutes(ctx));
+      await api.register(fileRoutes(ctx, metrics));
       await api.register(trashRoutes(ctx));
+      await api.register(regionRoutes(ctx));
+      await api.register(datahubRoutes(ctx));
+      await api.register(bucketRoutes(ctx));
+      await api.register(storageRoutes(ctx));
     },
     { prefix: '/api' },
   );

@@ -32,6 +32,10 @@ export const ERROR_CATALOG = {
   DATAHUB_NOT_FOUND: { status: 404, message: 'Datahub not found' },
   BUCKET_NOT_FOUND: { status: 404, message: 'Bucket not found' },
   LOCATION_NOT_FOUND: { status: 404, message: 'Location not found' },
+  LOCATION_INACTIVE: { status: 400, message: 'This location does not take new datahubs' },
+  REGION_NOT_FOUND: { status: 404, message: 'Region not found' },
+  BUCKET_NOT_EMPTY: { status: 409, message: 'The bucket still holds folders or files (the trash included); empty it first' },
+  DEFAULT_BUCKET: { status: 409, message: 'The default bucket of your account cannot be deleted' },
 
   // Folders
   FOLDER_NOT_FOUND: { status: 404, message: 'Folder not found' },

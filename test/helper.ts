@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { LogEvent } from 'kysely';
@@ -19,6 +20,8 @@ export interface BuildOptions {
   config?: Partial<Config>;
   /** Called for every SQL statement (to count queries). */
   onQuery?: (event: LogEvent) => void;
+  /** Where the app's log lines go (with `config.logLevel`); default: no logging. */
+  logStream?: Writable;
 }
 
 export interface TestApp {
@@ -46,7 +49,7 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
     poolSize: 5,
     log: options.onQuery ? (event) => options.onQuery!(event) : undefined,
   });
-  const app = await buildApp({ config, database, logStream: false });
+  const app = await buildApp({ config, database, logStream: options.logStream ?? false });
   await app.ready();
   t.after(async () => {
     await app.close();

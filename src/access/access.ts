@@ -1,8 +1,9 @@
 import type { Principal } from '../context.js';
 import type { DbOrTrx } from '../db/database.js';
-import type { BucketRow, FileRow, FolderRow } from '../db/schema.js';
+import type { BucketRow, DatahubRow, FileRow, FolderRow } from '../db/schema.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { findBucket } from '../modules/buckets/buckets.repository.js';
+import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
 import { findFile } from '../modules/files/files.repository.js';
 import { findFolder } from '../modules/folders/folders.repository.js';
 
@@ -56,4 +57,11 @@ export async function loadBucketFor(db: DbOrTrx, principal: Principal, bucketId:
   const bucket = await findBucket(db, bucketId);
   if (!bucket || bucket.owner_id !== principal.userId) throw new AppError('BUCKET_NOT_FOUND');
   return bucket;
+}
+
+/** A datahub of the principal's; others' datahubs are indistinguishable from unknown ones. */
+export async function loadDatahubFor(db: DbOrTrx, principal: Principal, datahubId: string): Promise<DatahubRow> {
+  const datahub = await findDatahub(db, datahubId);
+  if (!datahub || datahub.owner_id !== principal.userId) throw new AppError('DATAHUB_NOT_FOUND');
+  return datahub;
 }

@@ -19,6 +19,15 @@ export async function lockUserCreation(trx: DbOrTrx, rowLocks: boolean): Promise
   if (rowLocks) await sql`select pg_advisory_xact_lock(${USER_CREATION_LOCK})`.execute(trx);
 }
 
+/**
+ * Serialises, until the end of the transaction, the changes of one owner's buckets and trees (the
+ * same row lock `lockTrees` takes), so a check such as "this bucket is empty" or "this name is
+ * free" still holds when the change is written. SQLite serialises writers already.
+ */
+export async function lockUser(trx: DbOrTrx, rowLocks: boolean, userId: string): Promise<void> {
+  if (rowLocks) await sql`select id from users where id = ${userId} for no key update`.execute(trx);
+}
+
 export function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
 }

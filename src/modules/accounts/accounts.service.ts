@@ -5,8 +5,7 @@ import { clearAttempts, consumeAttempt, refundAttempt, type ThrottleRule } from 
 import { newId } from '../../lib/ids.js';
 import { hashPassword, hashToken, newBearerToken, verifyPassword } from '../../lib/secrets.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
-import { insertBucketWithRoot } from '../buckets/buckets.repository.js';
-import { insertDatahub } from '../datahubs/datahubs.repository.js';
+import { insertDatahubWithBucket } from '../datahubs/datahubs.repository.js';
 import { findFirstActiveLocation } from '../regions/regions.repository.js';
 import * as repo from './accounts.repository.js';
 
@@ -110,11 +109,15 @@ export function accountService(ctx: AppContext) {
           updated_at: now,
         };
         await repo.insertUser(trx, user);
-        const datahubId = newId('dhb');
-        await insertDatahub(trx, { id: datahubId, owner_id: user.id, name: DEFAULT_DATAHUB_NAME, location_id: location.id, created_at: now, updated_at: now });
-        const bucket = await insertBucketWithRoot(trx, ctx.keyring, { ownerId: user.id, datahubId, name: DEFAULT_BUCKET_NAME, now });
-        await repo.setUserDefaults(trx, user.id, datahubId, bucket.id);
-        return { ...user, default_datahub_id: datahubId, default_bucket_id: bucket.id };
+        const { datahub, bucket } = await insertDatahubWithBucket(trx, ctx.keyring, {
+          ownerId: user.id,
+          name: DEFAULT_DATAHUB_NAME,
+          locationId: location.id,
+          bucketName: DEFAULT_BUCKET_NAME,
+          now,
+        });
+        await repo.setUserDefaults(trx, user.id, datahub.id, bucket.id);
+        return { ...user, default_datahub_id: datahub.id, default_bucket_id: bucket.id };
       });
     } catch (error) {
       // Two sign-ups with one e-mail at once: the unique index decides.

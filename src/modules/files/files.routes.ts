@@ -7,12 +7,13 @@ import { AppError } from '../../errors.js';
 import { principalOf } from '../../http/auth.js';
 import { CONTENT_SECURITY_HEADERS, attachmentDisposition, normalizeContentType } from '../../http/content.js';
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
+import type { Metrics } from '../../http/metrics.js';
 import { trashMode } from '../../http/trash-mode.js';
 import { fileService, type Download, type FileDetail } from './files.service.js';
 import * as S from './files.schemas.js';
 
-/** Sends a download with the headers that keep content inert in a browser. */
-function sendDownload(reply: FastifyReply, download: Download) {
+/** Sends a download with the headers that keep content inert in a browser; counts its bytes once all are sent. */
+function sendDownload(reply: FastifyReply, download: Download, metrics: Metrics) {
   reply.headers({
     ...CONTENT_SECURITY_HEADERS,
     etag: download.etag,
@@ -22,12 +23,11 @@ function sendDownload(reply: FastifyReply, download: Download) {
   });
   if (download.status === 304) return reply.code(304).send();
   reply.type(download.contentType);
-  if (download.range) {
-    reply.header('content-range', `bytes ${download.range.start}-${download.range.end}/${download.size}`);
-    reply.header('content-length', download.range.end - download.range.start + 1);
-  } else {
-    reply.header('content-length', download.size);
-  }
+  const length = download.range ? download.range.end - download.range.start + 1 : download.size;
+  if (download.range) reply.header('content-range', `bytes ${download.range.start}-${download.range.end}/${download.size}`);
+  reply.header('content-length', length);
+  // 'finish' only follows a response written out completely, not one the client broke off.
+  reply.raw.once('finish', () => metrics.recordDownloadedBytes(length));
   return reply.code(download.status).send(download.body);
 }
 
@@ -38,7 +38,7 @@ function downloadHeaders(headers: Record<string, string | string[] | undefined>)
 
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
 
-export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
   const files = fileService(ctx);
   return async (app) => {
     const tags = ['Files'];
@@ -64,6 +64,7 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       }, async (request, reply) => {
         const principal = principalOf(request);
         const uploaded: FileDetail[] = [];
+        metrics.uploadStarted();
         try {
           for await (const part of request.parts()) {
             if (part.type !== 'file') continue;
@@ -84,7 +85,10 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             await files.undoUpload(principal, done).catch((undoError) => request.log.error({ err: undoError }, 'could not take back an upload'));
           }
           throw error;
+        } finally {
+          metrics.uploadEnded();
         }
+        metrics.recordUploadedBytes(uploaded.reduce((sum, file) => sum + file.size, 0));
         reply.code(201);
         return envelope(uploaded, 201, `${uploaded.length} file(s) uploaded`);
       });
@@ -105,12 +109,16 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 413, 507) },
         },
       }, async (request, reply) => {
-        const detail = await files.uploadOne(principalOf(request), request.params.folderId, {
-          name: request.query.name,
-          contentType: normalizeContentType(request.headers['content-type']),
-          body: request.raw,
-          onConflict: request.query.onConflict ?? 'version',
-        });
+        metrics.uploadStarted();
+        const detail = await files
+          .uploadOne(principalOf(request), request.params.folderId, {
+            name: request.query.name,
+            contentType: normalizeContentType(request.headers['content-type']),
+            body: request.raw,
+            onConflict: request.query.onConflict ?? 'version',
+          })
+          .finally(() => metrics.uploadEnded());
+        metrics.recordUploadedBytes(detail.size);
         reply.code(201);
         return envelope(detail, 201, 'File uploaded');
       });
@@ -143,7 +151,7 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 416) },
       },
     }, async (request, reply) =>
-      sendDownload(reply, await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId, ...downloadHeaders(request.headers) })),
+      sendDownload(reply, await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId, ...downloadHeaders(request.headers) }), metrics),
     );
 
     app.get('/files/public/:hashName', {
@@ -156,7 +164,7 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         params: S.HashNameParams,
         response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 404, 416) },
       },
-    }, async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName, downloadHeaders(request.headers))));
+    }, async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName, downloadHeaders(request.headers)), metrics));
 
     app.get('/files/list/:folderId', {
       schema: {

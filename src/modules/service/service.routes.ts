@@ -3,10 +3,17 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { Envelope, envelope, errorResponses } from '../../http/envelope.js';
+import type { Metrics } from '../../http/metrics.js';
 import { VERSION } from '../../version.js';
 
-/** Welcome, OpenAPI document, liveness and readiness: public, outside the authenticated API. */
-export function serviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+const METRICS_EXAMPLE = [
+  '# HELP coffre_http_requests_total HTTP requests answered, by method, route pattern and status',
+  '# TYPE coffre_http_requests_total counter',
+  'coffre_http_requests_total{method="GET",route="/api/folders/details/:folderId",status="200"} 42',
+].join('\n');
+
+/** Welcome, OpenAPI document, liveness, readiness and metrics: public, outside the authenticated API. */
+export function serviceRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
   return async (app) => {
     const tags = ['Service'];
     app.get('/api', {
@@ -47,6 +54,25 @@ export function serviceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         throw new AppError('SERVICE_UNAVAILABLE', 'The blob store does not answer');
       }
       return { status: 'ready', database: ctx.database.dialect, blobStore: ctx.blobs.kind };
+    });
+
+    app.get('/metrics', {
+      schema: {
+        tags,
+        summary: 'Prometheus metrics',
+        description:
+          'Prometheus text format: `coffre_http_requests_total` (by method, route pattern and status), the `coffre_http_request_duration_seconds` histogram, `coffre_uploaded_bytes_total`, `coffre_downloaded_bytes_total`, `coffre_active_uploads`, and the process metrics (`coffre_process_*`, `coffre_nodejs_*`). No token: restrict it at the reverse proxy if it must not be public.',
+        security: [],
+        response: {
+          200: {
+            description: 'The metrics, in the Prometheus text exposition format 0.0.4',
+            content: { 'text/plain': { schema: Type.String({ examples: [METRICS_EXAMPLE] }) } },
+          },
+        },
+      },
+    }, async (_request, reply) => {
+      const { contentType, body } = await metrics.exposition();
+      return reply.type(contentType).header('cache-control', 'no-store').send(body);
     });
   };
 }

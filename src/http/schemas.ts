@@ -1,0 +1,16 @@
+import { Type } from 'typebox';
+
+/** Schema pieces shared by the modules' request and response schemas. */
+export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T13:17:04.123Z'] });
+
+/** `{en, fr}`: names of regions and locations in the languages the data file carries. */
+export const LocalizedName = Type.Object(
+  { en: Type.String({ examples: ['Paris'] }), fr: Type.String({ examples: ['Paris'] }) },
+  { description: 'The name in English (`en`) and French (`fr`)' },
+);
+
+/** The page fields every paginated list carries next to its `data` (API.md §1). */
+export const PageFields = {
+  total: Type.Integer({ description: 'Count of all matching items, every page included' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' }),
+};

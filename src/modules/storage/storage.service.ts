@@ -1,0 +1,44 @@
+import type { AppContext, Principal } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { formatSize } from '../../lib/size-format.js';
+import { findUserById } from '../accounts/accounts.repository.js';
+
+/** Under this share of the capacity left, `warning.is_low` is set. */
+export const LOW_STORAGE_PERCENT = 10;
+
+/** The `data` of `GET /storage/status`, field names as the interface document has them. */
+export interface StorageStatus {
+  capacity_bytes: number;
+  used_bytes: number;
+  remaining_bytes: number;
+  warning: { is_low: boolean };
+  readable: { capacity: string; used: string; remaining: string };
+}
+
+/** Capacity and use of the caller's account (API.md §6). */
+export function storageService(ctx: AppContext) {
+  const { db, config } = ctx;
+
+  /**
+   * `capacity_bytes` is the account's quota (the server default unless set with
+   * `coffre user quota`); `used_bytes` is the account's maintained counter: every version of every
+   * file not deleted for good, the trash included, which is also what uploads are checked against.
+   */
+  async function status(principal: Principal): Promise<StorageStatus> {
+    const user = await findUserById(db, principal.userId);
+    if (!user) throw new AppError('UNAUTHENTICATED');
+    const capacity = Number(user.quota_bytes ?? config.defaultQuotaBytes);
+    const used = Number(user.used_bytes);
+    const remaining = Math.max(0, capacity - used);
+    return {
+      capacity_bytes: capacity,
+      used_bytes: used,
+      remaining_bytes: remaining,
+      // In integers, so the boundary is exact; nothing left is low even when the capacity is 0.
+      warning: { is_low: remaining * 100 < capacity * LOW_STORAGE_PERCENT || remaining === 0 },
+      readable: { capacity: formatSize(capacity), used: formatSize(used), remaining: formatSize(remaining) },
+    };
+  }
+
+  return { status };
+}
