@@ -18,7 +18,12 @@ export const ErrorBody = Type.Object(
     data: Type.Null(),
     details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), problem: Type.String() }))),
   },
-  { $id: 'Error', title: 'Error', description: 'The body of every 4xx and 5xx response' },
+  {
+    $id: 'Error',
+    title: 'Error',
+    description: 'The body of every 4xx and 5xx response',
+    examples: [{ status: 404, message: 'Folder not found', code: 'FOLDER_NOT_FOUND', data: null }],
+  },
 );
 
 /** `{}`: what the interface document shows for folder/file update and delete. */
