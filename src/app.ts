@@ -27,6 +27,7 @@ import { regionRoutes } from './modules/regions/regions.routes.js';
 import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
 import { Datahub } from './modules/datahubs/datahubs.schemas.js';
 import { bucketRoutes } from './modules/buckets/buckets.routes.js';
+import { linkRoutes } from './modules/links/links.routes.js';
 import { storageRoutes } from './modules/storage/storage.routes.js';
 import { Bucket } from './modules/buckets/buckets.schemas.js';
 import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(datahubRoutes(ctx));
       await api.register(bucketRoutes(ctx));
       await api.register(storageRoutes(ctx));
+      await api.register(linkRoutes(ctx, metrics));
     },
     { prefix: '/api' },
   );

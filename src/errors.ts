@@ -60,6 +60,18 @@ export const ERROR_CATALOG = {
   RETENTION_SHORTENING: { status: 409, message: 'A retention period can be extended, never shortened' },
   QUOTA_EXCEEDED: { status: 507, message: 'Your storage quota is full' },
   CONTENT_INTEGRITY: { status: 500, message: 'The stored content failed its integrity check' },
+
+  // Share links
+  LINK_NOT_FOUND: { status: 404, message: 'Shared link not found' },
+  LINK_REVOKED: { status: 410, message: 'This link was revoked' },
+  LINK_EXPIRED: { status: 410, message: 'This link has expired' },
+  LINK_EXHAUSTED: { status: 410, message: 'This link has reached its access limit' },
+  PASSWORD_REQUIRED: { status: 401, message: 'This link is protected by a password' },
+  INVALID_PASSWORD: { status: 403, message: 'Wrong password for this link' },
+  INVALID_ENCRYPTION_KEY: { status: 403, message: 'The encryption key is missing or does not open this link' },
+  DOWNLOAD_NOT_ALLOWED: { status: 403, message: 'This link does not allow downloads' },
+  VIEW_NOT_ALLOWED: { status: 403, message: 'This link does not allow viewing its content' },
+  SHARING_DISABLED: { status: 409, message: 'Sharing is turned off for this folder' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -39,6 +39,21 @@ export async function consumeAttempt(db: DbOrTrx, rules: ThrottleRule[], nowMs =
   if (retryAfter > 0) throw new AppError('RATE_LIMITED', undefined, undefined, { 'retry-after': String(retryAfter) });
 }
 
+/**
+ * Throws 429 when any counter is already at its limit in its window, without counting anything:
+ * for checks where only failures count (share links, whose right answers may come in bursts).
+ */
+export async function assertNotThrottled(db: DbOrTrx, rules: ThrottleRule[], nowMs = Date.now()): Promise<void> {
+  let retryAfter = 0;
+  for (const rule of rules) {
+    const row = await db.selectFrom('throttles').select(['count', 'window_start_ms']).where('key', '=', rule.key).executeTakeFirst();
+    if (!row || Number(row.window_start_ms) <= nowMs - rule.windowSeconds * 1000 || Number(row.count) < rule.limit) continue;
+    const windowEnds = Number(row.window_start_ms) + rule.windowSeconds * 1000;
+    retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil((windowEnds - nowMs) / 1000)));
+  }
+  if (retryAfter > 0) throw new AppError('RATE_LIMITED', undefined, undefined, { 'retry-after': String(retryAfter) });
+}
+
 /** Takes back one counted attempt (it succeeded). */
 export async function refundAttempt(db: DbOrTrx, keys: string[]): Promise<void> {
   for (const key of keys) await sql`update throttles set count = count - 1 where key = ${key} and count > 0`.execute(db);

@@ -15,6 +15,7 @@ export interface Database {
   buckets: BucketsTable;
   folders: FoldersTable;
   files: FilesTable;
+  share_links: ShareLinksTable;
   file_versions: FileVersionsTable;
   blobs: BlobsTable;
 }
@@ -128,6 +129,28 @@ export interface FoldersTable {
   updated_at: string;
 }
 
+export interface ShareLinksTable {
+  id: string;
+  shared_hash: string;
+  kind: 'file' | 'folder';
+  file_id: string | null;
+  folder_id: string | null;
+  owner_id: string;
+  /** The file's (or folder's) key wrapped by the link key, with the link id as associated data. */
+  key_wrapped: string;
+  password_hash: string | null;
+  expires_at: string | null;
+  max_access: number;
+  access_count: Generated<number>;
+  can_view: number;
+  can_download: number;
+  can_edit: number;
+  is_public: number;
+  revoked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface FilesTable {
   id: string;
   bucket_id: string;
@@ -182,6 +205,7 @@ export interface BlobsTable {
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type FileRow = Selectable<FilesTable>;
+export type ShareLinkRow = Selectable<ShareLinksTable>;
 export type NewFile = Insertable<FilesTable>;
 export type FileVersionRow = Selectable<FileVersionsTable>;
 export type BlobRow = Selectable<BlobsTable>;

@@ -13,7 +13,7 @@ import { fileService, type Download, type FileDetail } from './files.service.js'
 import * as S from './files.schemas.js';
 
 /** Sends a download with the headers that keep content inert in a browser; counts its bytes once all are sent. */
-function sendDownload(reply: FastifyReply, download: Download, metrics: Metrics) {
+export function sendDownload(reply: FastifyReply, download: Download, metrics: Metrics) {
   reply.headers({
     ...CONTENT_SECURITY_HEADERS,
     etag: download.etag,
@@ -31,7 +31,7 @@ function sendDownload(reply: FastifyReply, download: Download, metrics: Metrics)
   return reply.code(download.status).send(download.body);
 }
 
-function downloadHeaders(headers: Record<string, string | string[] | undefined>) {
+export function downloadHeaders(headers: Record<string, string | string[] | undefined>) {
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
   return { range: one(headers.range), ifRange: one(headers['if-range']), ifNoneMatch: one(headers['if-none-match']) };
 }

@@ -305,11 +305,14 @@ export function fileService(ctx: AppContext) {
     };
   }
 
-  /** Loads the version to serve and unwraps its data key through the folder and file keys. */
-  async function openVersion(file: FileRow, versionId?: string): Promise<{ version: FileVersionRow; dataKey: Buffer }> {
+  /**
+   * Loads the version to serve and unwraps its data key through the folder and file keys, or from
+   * `fileKey` when the caller already holds it (a share link, which never uses the master key).
+   */
+  async function openVersion(file: FileRow, versionId?: string, knownFileKey?: Buffer): Promise<{ version: FileVersionRow; dataKey: Buffer }> {
     const version = await repo.findVersion(db, file.id, versionId ?? file.current_version_id!);
     if (!version) throw new AppError('VERSION_NOT_FOUND');
-    const fileKey = await fileKeyOf(db, file);
+    const fileKey = knownFileKey ?? (await fileKeyOf(db, file));
     return { version, dataKey: openChildKey(fileKey, version.data_key_wrapped, version.id) };
   }
 
@@ -320,8 +323,9 @@ export function fileService(ctx: AppContext) {
   async function streamVersion(
     file: FileRow,
     options: DownloadOptions,
+    fileKey?: Buffer,
   ): Promise<Download> {
-    const { version, dataKey } = await openVersion(file, options.versionId);
+    const { version, dataKey } = await openVersion(file, options.versionId, fileKey);
     const size = Number(version.size);
     const etag = `"${version.id}"`;
     const base = { size, etag, name: file.name, contentType: version.content_type };
@@ -546,6 +550,8 @@ export function fileService(ctx: AppContext) {
     list,
     download,
     publicDownload,
+    /** A download through a share link: the link has unwrapped the file key with the client's key. */
+    linkDownload: (file: FileRow, fileKey: Buffer, options: DownloadOptions) => streamVersion(file, options, fileKey),
     move,
     copy,
     remove,

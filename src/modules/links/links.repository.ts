@@ -1,0 +1,47 @@
+import type { Insertable } from 'kysely';
+import type { DbOrTrx } from '../../db/database.js';
+import type { ShareLinkRow, ShareLinksTable } from '../../db/schema.js';
+
+export function insertLink(db: DbOrTrx, row: Insertable<ShareLinksTable>): Promise<unknown> {
+  return db.insertInto('share_links').values(row).execute();
+}
+
+export function findLinkByHash(db: DbOrTrx, sharedHash: string): Promise<ShareLinkRow | undefined> {
+  return db.selectFrom('share_links').selectAll().where('shared_hash', '=', sharedHash).executeTakeFirst();
+}
+
+/** The live (not revoked) links of one file or folder, newest first. */
+export function liveLinksOf(db: DbOrTrx, kind: 'file' | 'folder', itemId: string): Promise<ShareLinkRow[]> {
+  return db
+    .selectFrom('share_links')
+    .selectAll()
+    .where(kind === 'file' ? 'file_id' : 'folder_id', '=', itemId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export function updateLink(
+  db: DbOrTrx,
+  id: string,
+  changes: Partial<Pick<ShareLinkRow, 'password_hash' | 'expires_at' | 'max_access' | 'can_download' | 'revoked_at' | 'updated_at'>>,
+): Promise<unknown> {
+  return db.updateTable('share_links').set(changes).where('id', '=', id).execute();
+}
+
+/**
+ * Counts one access if the link still allows it, in one conditional statement (DESIGN.md §2): the
+ * limit, the expiry and the revocation hold exactly under concurrency and across instances.
+ */
+export async function takeAccess(db: DbOrTrx, id: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('share_links')
+    .set((eb) => ({ access_count: eb('access_count', '+', 1) }))
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .where((eb) => eb.or([eb('max_access', '=', 0), eb('access_count', '<', eb.ref('max_access'))]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

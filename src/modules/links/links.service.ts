@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Readable } from 'node:stream';
+import { loadFileFor, loadFolderFor } from '../../access/access.js';
+import { assertNotThrottled, consumeAttempt, type ThrottleRule } from '../../access/throttle.js';
+import type { AppContext, Principal } from '../../context.js';
+import { KeyUnwrapError, openChildKey } from '../../crypto/keyring.js';
+import { unwrapKey, wrapKey } from '../../crypto/key-wrap.js';
+import type { FileRow, FolderRow, ShareLinkRow } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { newId, randomToken } from '../../lib/ids.js';
+import { hashPassword, verifyPassword } from '../../lib/secrets.js';
+import { formatSize } from '../../lib/size-format.js';
+import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
+import { findFileByHashName, findVersion } from '../files/files.repository.js';
+import type { DownloadOptions, FileService } from '../files/files.service.js';
+import { folderKey } from '../folders/folders.keys.js';
+import { findFolder, keyChain } from '../folders/folders.repository.js';
+import { findFile } from '../files/files.repository.js';
+import * as repo from './links.repository.js';
+
+export type LinkKind = 'file' | 'folder';
+
+export interface LinkSettings {
+  password?: string;
+  expirationDays?: number;
+  maxAccess?: number;
+  canView?: boolean;
+  canDownload?: boolean;
+  canEdit?: boolean;
+  isPublic?: boolean;
+}
+
+/** Who is asking on a public route: the secrets they sent, their address, and their token if any. */
+export interface Visitor {
+  password?: string;
+  encryptionKey?: string;
+  hashName?: string;
+  address: string;
+  principal: Principal | null;
+}
+
+// Wrong passwords or keys on one link from one address: 10 per 15 minutes. Other addresses keep
+// their own count, so one guesser cannot lock the link's real visitors out.
+const GUESS_LIMIT = 10;
+const GUESS_WINDOW_SECONDS = 15 * 60;
+const FOLDER_LISTING_LIMIT = 1000;
+
+function summary(link: ShareLinkRow) {
+  return {
+    sharedHash: link.shared_hash,
+    expiresAt: link.expires_at,
+    maxAccess: Number(link.max_access),
+    canView: link.can_view === 1,
+    canDownload: link.can_download === 1,
+    canEdit: link.can_edit === 1,
+    isPublic: link.is_public === 1,
+  };
+}
+
+/** Share links (API.md §5, DESIGN.md §3): the owner's management routes and the public routes. */
+export function linkService(ctx: AppContext, files: FileService) {
+  const { db, keyring, config, blobs } = ctx;
+
+  async function loadItem(principal: Principal, kind: LinkKind, itemId: string): Promise<{ item: FileRow | FolderRow; key: Buffer }> {
+    if (kind === 'file') {
+      const file = await loadFileFor(db, principal, itemId, 'manage');
+      if (file.trash_batch !== '') throw new AppError('FILE_IN_TRASH');
+      return { item: file, key: openChildKey(await folderKey(db, keyring, file.folder_id), file.key_wrapped, file.id) };
+    }
+    const folder = await loadFolderFor(db, principal, itemId, 'manage');
+    if (folder.trash_batch !== '') throw new AppError('FOLDER_IN_TRASH');
+    if (folder.is_root === 1) throw new AppError('ROOT_FOLDER_READONLY');
+    if (folder.is_share === 0) throw new AppError('SHARING_DISABLED');
+    return { item: folder, key: await folderKey(db, keyring, folder.id) };
+  }
+
+  async function create(principal: Principal, kind: LinkKind, itemId: string, input: LinkSettings) {
+    const { item, key } = await loadItem(principal, kind, itemId);
+    const linkKey = randomBytes(32);
+    const id = newId('lnk');
+    const now = nowIso();
+    const row = {
+      id,
+      shared_hash: randomToken(16),
+      kind,
+      file_id: kind === 'file' ? item.id : null,
+      folder_id: kind === 'folder' ? item.id : null,
+      owner_id: principal.userId,
+      key_wrapped: wrapKey(linkKey, key, id),
+      password_hash: input.password ? await hashPassword(input.password) : null,
+      expires_at: input.expirationDays ? isoPlus(now, input.expirationDays * DAY_MS) : null,
+      max_access: input.maxAccess ?? 0,
+      can_view: input.canView === false ? 0 : 1,
+      can_download: input.canDownload === false ? 0 : 1,
+      can_edit: input.canEdit ? 1 : 0,
+      is_public: input.isPublic === false ? 0 : 1,
+      revoked_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await repo.insertLink(db, row);
+    // The only place the link key exists: this response. It is not stored and not logged.
+    return { shareLink: `${config.publicUrl}/s/${row.shared_hash}#${linkKey.toString('base64url')}`, ...summary(row as ShareLinkRow) };
+  }
+
+  async function list(principal: Principal, kind: LinkKind, itemId: string) {
+    const { item } = kind === 'file' ? { item: await loadFileFor(db, principal, itemId, 'manage') } : { item: await loadFolderFor(db, principal, itemId, 'manage') };
+    const links = await repo.liveLinksOf(db, kind, item.id);
+    return links.map((link) => ({
+      ...summary(link),
+      accessCount: Number(link.access_count),
+      hasPassword: link.password_hash !== null,
+      createdAt: link.created_at,
+      updatedAt: link.updated_at,
+    }));
+  }
+
+  /** A link of the caller's, of this kind; anyone else's (or a revoked one) is unknown. */
+  async function ownLink(principal: Principal, kind: LinkKind, sharedHash: string): Promise<ShareLinkRow> {
+    const link = await repo.findLinkByHash(db, sharedHash);
+    if (!link || link.kind !== kind || link.owner_id !== principal.userId || link.revoked_at) throw new AppError('LINK_NOT_FOUND');
+    return link;
+  }
+
+  async function update(principal: Principal, kind: LinkKind, sharedHash: string, input: Pick<LinkSettings, 'password' | 'expirationDays' | 'maxAccess' | 'canDownload'>) {
+    if (input.password === undefined && input.expirationDays === undefined && input.maxAccess === undefined && input.canDownload === undefined) {
+      throw new AppError('EMPTY_UPDATE', undefined, [{ field: 'body', problem: 'give password, expirationDays, maxAccess or canDownload' }]);
+    }
+    const link = await ownLink(principal, kind, sharedHash);
+    const now = nowIso();
+    const changes = {
+      ...(input.password !== undefined ? { password_hash: input.password === '' ? null : await hashPassword(input.password) } : {}),
+      ...(input.expirationDays !== undefined ? { expires_at: input.expirationDays === 0 ? null : isoPlus(now, input.expirationDays * DAY_MS) } : {}),
+      ...(input.maxAccess !== undefined ? { max_access: input.maxAccess } : {}),
+      ...(input.canDownload !== undefined ? { can_download: input.canDownload ? 1 : 0 } : {}),
+      updated_at: now,
+    };
+    await repo.updateLink(db, link.id, changes);
+    const updated = { ...link, ...changes };
+    return { ...summary(updated), accessCount: Number(updated.access_count), hasPassword: updated.password_hash !== null, createdAt: updated.created_at, updatedAt: updated.updated_at };
+  }
+
+  async function revoke(principal: Principal, kind: LinkKind, sharedHash: string): Promise<void> {
+    const link = await ownLink(principal, kind, sharedHash);
+    const now = nowIso();
+    await repo.updateLink(db, link.id, { revoked_at: now, updated_at: now });
+  }
+
+  // ---- public side ----
+
+  /** The 410 that describes why a link no longer opens, or null while it does. */
+  function closedReason(link: ShareLinkRow, now: string): AppError | null {
+    if (link.revoked_at) return new AppError('LINK_REVOKED');
+    if (link.expires_at && link.expires_at <= now) return new AppError('LINK_EXPIRED');
+    if (Number(link.max_access) > 0 && Number(link.access_count) >= Number(link.max_access)) return new AppError('LINK_EXHAUSTED');
+    return null;
+  }
+
+  /**
+   * Finds a link and checks, in order: it exists (404), it is open (410), a non-public link's
+   * visitor is signed in (401), the password (401 missing / 403 wrong, throttled per address).
+   */
+  async function admit(sharedHash: string, visitor: Visitor, kind?: LinkKind): Promise<{ link: ShareLinkRow; rules: ThrottleRule[] }> {
+    const link = await repo.findLinkByHash(db, sharedHash);
+    if (!link || (kind && link.kind !== kind)) throw new AppError('LINK_NOT_FOUND');
+    const closed = closedReason(link, nowIso());
+    if (closed) throw closed;
+    if (link.is_public === 0 && !visitor.principal) throw new AppError('UNAUTHENTICATED');
+    const rules = [{ key: `link:${link.id}:${visitor.address}`, limit: GUESS_LIMIT, windowSeconds: GUESS_WINDOW_SECONDS }];
+    if (link.password_hash) {
+      if (!visitor.password) throw new AppError('PASSWORD_REQUIRED');
+      await assertNotThrottled(db, rules);
+      if (!(await verifyPassword(link.password_hash, visitor.password))) await refuse(rules, 'INVALID_PASSWORD');
+    }
+    return { link, rules };
+  }
+
+  /** Counts a wrong guess; past the limit the answer becomes 429 instead of `code`. */
+  async function refuse(rules: ThrottleRule[], code: 'INVALID_PASSWORD' | 'INVALID_ENCRYPTION_KEY'): Promise<never> {
+    await consumeAttempt(db, rules);
+    throw new AppError(code);
+  }
+
+  /** Counts one access, or explains (410) why the link closed since it was read. */
+  async function countAccess(link: ShareLinkRow): Promise<void> {
+    const now = nowIso();
+    if (await repo.takeAccess(db, link.id, now)) return;
+    const fresh = await repo.findLinkByHash(db, link.shared_hash);
+    throw (fresh && closedReason(fresh, now)) || new AppError('LINK_EXHAUSTED');
+  }
+
+  async function liveFileOf(link: ShareLinkRow): Promise<FileRow> {
+    const file = await findFile(db, link.file_id!);
+    if (!file || file.trash_batch !== '' || !file.current_version_id) throw new AppError('LINK_NOT_FOUND');
+    return file;
+  }
+
+  async function liveFolderOf(link: ShareLinkRow): Promise<FolderRow> {
+    const folder = await findFolder(db, link.folder_id!);
+    if (!folder || folder.trash_batch !== '') throw new AppError('LINK_NOT_FOUND');
+    return folder;
+  }
+
+  async function fileInfo(sharedHash: string, visitor: Visitor) {
+    const { link } = await admit(sharedHash, visitor, 'file');
+    if (link.can_view === 0) throw new AppError('VIEW_NOT_ALLOWED');
+    const file = await liveFileOf(link);
+    const max = Number(link.max_access);
+    return {
+      name: file.name,
+      size: Number(file.size),
+      contentType: file.content_type,
+      createdAt: file.created_at,
+      updatedAt: file.updated_at,
+      expiresAt: link.expires_at,
+      maxAccess: max,
+      remainingAccess: max === 0 ? null : Math.max(0, max - Number(link.access_count)),
+      canDownload: link.can_download === 1,
+    };
+  }
+
+  async function openFolder(sharedHash: string, visitor: Visitor) {
+    const { link } = await admit(sharedHash, visitor, 'folder');
+    if (link.can_view === 0) throw new AppError('VIEW_NOT_ALLOWED');
+    const folder = await liveFolderOf(link);
+    await countAccess(link);
+    const rows = await sql<{ hash_name: string; name: string; size: number; content_type: string; created_at: string; path: string }>`
+      with recursive sub (id, path, depth) as (
+        select id, cast('' as text), 0 from folders where id = ${folder.id}
+        union all
+        select c.id, sub.path || '/' || c.name, sub.depth + 1 from folders c join sub on c.parent_id = sub.id
+        where c.trash_batch = '' and sub.depth < 64
+      )
+      select f.hash_name, f.name, f.size, f.content_type, f.created_at, sub.path
+      from files f join sub on f.folder_id = sub.id
+      where f.trash_batch = '' and f.current_version_id is not null
+      order by sub.path, f.name, f.id
+      limit ${FOLDER_LISTING_LIMIT}
+    `.execute(db);
+    return {
+      folder: { id: folder.id, name: folder.name, createdAt: folder.created_at, updatedAt: folder.updated_at },
+      files: rows.rows.map((r) => ({ hashName: r.hash_name, name: r.name, size: Number(r.size), contentType: r.content_type, createdAt: r.created_at, path: r.path || '/' })),
+      totalFiles: Number(folder.subtree_files),
+      totalSizeByte: Number(folder.subtree_bytes),
+      totalSizeReadable: formatSize(Number(folder.subtree_bytes)),
+      expiresAt: link.expires_at,
+      canDownload: link.can_download === 1,
+    };
+  }
+
+  /**
+   * The file a download through `link` serves, and the wraps from the link's item down to the
+   * file key: none for a file link; for a folder link, the subfolders between the shared folder
+   * and the file's folder, then the file key. A file outside the shared tree is not found.
+   */
+  async function fileOfLink(link: ShareLinkRow, hashName: string | undefined): Promise<{ file: FileRow; wraps: { id: string; wrapped: string }[] }> {
+    if (link.kind === 'file') return { file: await liveFileOf(link), wraps: [] };
+    if (!hashName) throw new AppError('VALIDATION_FAILED', 'Give the hashName of a file of the shared folder', [{ field: 'body.hashName', problem: 'required for a folder link' }]);
+    await liveFolderOf(link);
+    const file = await findFileByHashName(db, hashName);
+    if (!file || file.trash_batch !== '' || !file.current_version_id) throw new AppError('FILE_NOT_FOUND');
+    const chain = await keyChain(db, file.folder_id);
+    const at = chain ? chain.folders.findIndex((f) => f.id === link.folder_id) : -1;
+    if (!chain || at < 0) throw new AppError('FILE_NOT_FOUND');
+    const wraps = chain.folders.slice(at + 1).map((f) => ({ id: f.id, wrapped: f.key_wrapped }));
+    wraps.push({ id: file.id, wrapped: file.key_wrapped });
+    return { file, wraps };
+  }
+
+  /** Checks everything a content request needs, counts the access, and returns the file and its wraps. */
+  async function authorizeContent(sharedHash: string, visitor: Visitor) {
+    const admitted = await admit(sharedHash, visitor);
+    const { link } = admitted;
+    if (link.can_download === 0) throw new AppError('DOWNLOAD_NOT_ALLOWED');
+    const target = await fileOfLink(link, visitor.hashName);
+    // Only file links count downloads; a folder link counts its opens (API.md §5).
+    return { ...admitted, ...target };
+  }
+
+  async function download(sharedHash: string, visitor: Visitor, options: DownloadOptions) {
+    const { link, rules, file, wraps } = await authorizeContent(sharedHash, visitor);
+    let key: Buffer;
+    try {
+      // Public routes never touch the master key: everything opens from the client's link key.
+      const linkKey = Buffer.from(visitor.encryptionKey ?? '', 'base64url');
+      if (!visitor.encryptionKey || !/^[A-Za-z0-9_-]{43}$/.test(visitor.encryptionKey)) throw new KeyUnwrapError();
+      await assertNotThrottled(db, rules);
+      key = unwrapKey(linkKey, link.key_wrapped, link.id);
+      for (const wrap of wraps) key = openChildKey(key, wrap.wrapped, wrap.id);
+    } catch (error) {
+      if (error instanceof KeyUnwrapError) return refuse(rules, 'INVALID_ENCRYPTION_KEY');
+      throw error;
+    }
+    if (link.kind === 'file') await countAccess(link);
+    return files.linkDownload(file, key, options);
+  }
+
+  /**
+   * The stored ciphertext and the wrapped keys from the link key down to its data key, for a
+   * browser that decrypts it itself: the link key never reaches the server on this route.
+   */
+  async function sealed(sharedHash: string, visitor: Visitor): Promise<{ body: Readable; size: number; name: string; keyIds: string[]; keyChain: string[] }> {
+    const { link, file, wraps } = await authorizeContent(sharedHash, visitor);
+    const version = await findVersion(db, file.id, file.current_version_id!);
+    if (!version) throw new AppError('VERSION_NOT_FOUND');
+    if (link.kind === 'file') await countAccess(link);
+    const chain = [{ id: link.id, wrapped: link.key_wrapped }, ...wraps, { id: version.id, wrapped: version.data_key_wrapped }];
+    const blob = await db.selectFrom('blobs').select('stored_size').where('id', '=', version.blob_id).executeTakeFirstOrThrow();
+    const body = await blobs.get(version.blob_id);
+    return { body, size: Number(blob.stored_size), name: file.name, keyIds: chain.map((c) => c.id), keyChain: chain.map((c) => c.wrapped) };
+  }
+
+  return { create, list, update, revoke, fileInfo, openFolder, download, sealed };
+}
