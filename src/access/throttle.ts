@@ -63,3 +63,8 @@ export async function refundAttempt(db: DbOrTrx, keys: string[]): Promise<void> 
 export async function clearAttempts(db: DbOrTrx, keys: string[]): Promise<void> {
   if (keys.length > 0) await db.deleteFrom('throttles').where('key', 'in', keys).execute();
 }
+
+/** Deletes counters whose window started before `beforeMs` (they no longer refuse anything). */
+export async function forgetOldAttempts(db: DbOrTrx, beforeMs: number): Promise<void> {
+  await db.deleteFrom('throttles').where('window_start_ms', '<', beforeMs).execute();
+}

@@ -30,8 +30,9 @@ export async function migrateToLatest(db: Db, schema?: string): Promise<string[]
     // Kysely's migrator lists the tables of every schema of the database; a schema or table
     // dropped by someone else at that moment (3F000, 42P01) fails the listing, not our migration.
     const code = (error as { code?: string }).code;
-    if ((code === '3F000' || code === '42P01') && attempt < 5) {
-      await sleep(50 * attempt);
+    // Another test run dropping its many schemas can keep that up for seconds: retry for about 8 s.
+    if ((code === '3F000' || code === '42P01') && attempt < 20) {
+      await sleep(Math.min(500, 50 * attempt));
       continue;
     }
     throw error instanceof Error ? error : new Error(String(error));
