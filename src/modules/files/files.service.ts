@@ -1,6 +1,6 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { loadFileFor, loadFolderFor } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, type Action } from '../../access/access.js';
 import { adjustBlobRefs, markBlobStored } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -381,6 +381,7 @@ export function fileService(ctx: AppContext) {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
       requireLiveFile(file);
       const target = await loadTargetFolder(trx, principal, input.targetFolderId);
+      assertSameOwner(file, target);
       const name = requested ?? file.name;
       if (target.id === file.folder_id && name === file.name) return;
       await assertNameFree(trx, target.id, name);
@@ -429,8 +430,13 @@ export function fileService(ctx: AppContext) {
   }
 
   async function remove(principal: Principal, fileId: string, mode: 'soft' | 'hard'): Promise<void> {
+    return removeAs(principal, fileId, mode, mode === 'hard' ? 'manage' : 'edit');
+  }
+
+  /** Deletes a file, the caller holding `action` on it. */
+  async function removeAs(principal: Principal, fileId: string, mode: 'soft' | 'hard', action: Action): Promise<void> {
     await mutate({ files: [fileId] }, async (trx) => {
-      const file = await loadFileFor(trx, principal, fileId, mode === 'hard' ? 'manage' : 'edit');
+      const file = await loadFileFor(trx, principal, fileId, action);
       const now = nowIso();
       if (mode === 'soft') {
         if (file.trash_batch !== '') return;
@@ -515,7 +521,8 @@ export function fileService(ctx: AppContext) {
    * previous one is current again.
    */
   async function undoUpload(principal: Principal, uploaded: FileDetail): Promise<void> {
-    if (uploaded.versionCount === 1) return remove(principal, uploaded.id, 'hard');
+    // The uploader created this file in the same request, which takes only `edit` (an editor of a shared folder).
+    if (uploaded.versionCount === 1) return removeAs(principal, uploaded.id, 'hard', 'edit');
     await mutate({ files: [uploaded.id] }, async (trx) => {
       const file = await loadFileFor(trx, principal, uploaded.id, 'edit');
       const [current, previous] = await repo.listVersions(trx, file.id);
