@@ -60,6 +60,10 @@ export const ERROR_CATALOG = {
   RETENTION_SHORTENING: { status: 409, message: 'A retention period can be extended, never shortened' },
   QUOTA_EXCEEDED: { status: 507, message: 'Your storage quota is full' },
   CONTENT_INTEGRITY: { status: 500, message: 'The stored content failed its integrity check' },
+
+  // Per-user permissions
+  PERMISSION_NOT_FOUND: { status: 404, message: 'This user holds no permission on this item' },
+  SHARE_WITH_SELF: { status: 400, message: 'You cannot share an item with yourself' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
