@@ -62,6 +62,11 @@ for (const dialect of DIALECTS) {
         'dave got nothing; bob and carol hold the last update',
       );
       assert.match(users.body.data[0].createdAt, /^\d{4}-\d{2}-\d{2}T/);
+
+      // Every body field has a default: a PUT without any body grants the defaults.
+      const bare = await app.inject({ method: 'PUT', url: `/api/files/shared/${file.id}/${dave.id}`, headers: { authorization: `Bearer ${owner.token}` } });
+      assert.equal(bare.statusCode, 201, bare.body);
+      assert.deepEqual(flagsOf(bare.json().data[0]), { canView: true, canDownload: true, canEdit: false });
     });
 
     it('an unknown user is 404 USER_NOT_FOUND and changes nothing; self, malformed ids, roots and non-owners are refused', async (t) => {

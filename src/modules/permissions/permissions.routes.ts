@@ -30,8 +30,12 @@ export function permissionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         body: S.GrantBody,
         response: grantResponses,
       },
+      // Every field has a default, so no body at all (curl -X PUT) grants the defaults.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     }, async (request, reply) => {
-      const { createOrUpdate, ...flags } = request.body ?? {};
+      const { createOrUpdate, ...flags } = request.body;
       const users = request.params.userIds.split(',').map((userId) => ({ userId, ...flags }));
       const { status, body } = granted(await permissions.grant(principalOf(request), 'file', request.params.fileId, users, createOrUpdate ?? true));
       reply.code(status);
