@@ -3,7 +3,7 @@
 // editor's uploads are counted. Which route needs which permission: permissions-matrix.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, build, client, signUp, type ApiResponse, type TestUser } from './helper.js';
 import { putFile, rootFolderId, unknownId } from './support/files.js';
 
 function assertError(res: ApiResponse, status: number, code: string, label = '') {
@@ -151,7 +151,7 @@ for (const dialect of DIALECTS) {
       assertError(await bob.api.get(`/api/folders/details/${c.id}`), 401, 'FOLDER_ACCESS_DENIED');
     });
 
-    it('flags are separate: canEdit without canDownload renames but does not read', async (t) => {
+    it('flags are separate: canEdit without canDownload renames but does not read, not even by making the file public', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob] = [await signUp(app, 'Owner'), await signUp(app, 'Bob')];
       const file = await putFile(app, owner, await rootFolderId(owner), 'draft.txt', 'secret');
@@ -159,6 +159,13 @@ for (const dialect of DIALECTS) {
       assertStatus(await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'private' }), 200);
       assert.equal((await owner.api.get(`/api/files/details/${file.id}`)).body.name, 'final.txt');
       assertError(await bob.api.get(`/api/files/download/${file.id}`), 404, 'FILE_NOT_FOUND');
+      // Nor can an editor read it by making it public: visibility and retention are the owner's.
+      assertError(await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'public' }), 404, 'FILE_NOT_FOUND');
+      assertError(await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'private', retentionPeriod: '5Y' }), 404, 'FILE_NOT_FOUND');
+      const after = (await owner.api.get(`/api/files/details/${file.id}`)).body;
+      assert.equal(after.visibility, 'private');
+      assert.equal(after.retainUntil, null);
+      assert.equal((await client(app).get(`/api/files/public/${after.hashName}`)).status, 404);
       assertStatus(await bob.api.delete(`/api/files/delete/${file.id}`), 200, 'soft delete is an edit');
       assert.equal((await owner.api.get(`/api/files/details/${file.id}`)).body.isDelete, true);
     });

@@ -1,6 +1,6 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertSameOwner, loadFileFor, loadFolderFor, type Action } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, mayActOnFile, type Action } from '../../access/access.js';
 import { adjustBlobRefs, markBlobStored } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -268,6 +268,12 @@ export function fileService(ctx: AppContext) {
     const name = assertName(input.name);
     await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
+      // Making a file public shares it with everyone, and a retention binds its owner for years:
+      // both stay with the owner, whatever an editor may otherwise change.
+      const ownersOnly = input.visibility !== file.visibility || input.retentionPeriod !== undefined;
+      if (ownersOnly && !(await mayActOnFile(trx, principal, file, 'manage'))) {
+        throw new AppError('FILE_NOT_FOUND', 'Only the owner changes the visibility or retention of a file');
+      }
       requireLiveFile(file);
       if (name !== file.name) await assertNameFree(trx, file.folder_id, name);
       const now = nowIso();

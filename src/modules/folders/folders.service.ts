@@ -291,7 +291,10 @@ export function folderService(ctx: AppContext) {
     const visibility = input.visibility ?? fromFlag;
     const name = input.name === undefined ? undefined : assertName(input.name);
     await mutate({ folders: [folderId] }, async (trx) => {
-      const folder = await loadFolderFor(trx, principal, folderId, input.isShare === undefined ? 'edit' : 'manage');
+      const folder = await loadFolderFor(trx, principal, folderId, 'edit');
+      // Sharing settings and visibility stay with the owner, as for files; editors rename.
+      const ownersOnly = input.isShare !== undefined || (visibility !== undefined && visibility !== folder.visibility);
+      if (ownersOnly && !(await mayActOnFolder(trx, principal, folder, 'manage'))) throw new AppError('FOLDER_NOT_FOUND');
       requireLive(folder);
       if (name !== undefined && name !== folder.name) {
         if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'The root folder takes the name of its bucket; rename the bucket instead');
