@@ -23,6 +23,7 @@ import { FileDetail } from './modules/files/files.schemas.js';
 import { FolderDetail, FolderListItem } from './modules/folders/folders.schemas.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
+import { permissionRoutes } from './modules/permissions/permissions.routes.js';
 import { regionRoutes } from './modules/regions/regions.routes.js';
 import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
 import { Datahub } from './modules/datahubs/datahubs.schemas.js';
@@ -154,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(accountRoutes(ctx));
       await api.register(folderRoutes(ctx));
       await api.register(fileRoutes(ctx, metrics));
+      await api.register(permissionRoutes(ctx));
       await api.register(trashRoutes(ctx));
       await api.register(regionRoutes(ctx));
       await api.register(datahubRoutes(ctx));

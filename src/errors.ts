@@ -72,6 +72,9 @@ export const ERROR_CATALOG = {
   DOWNLOAD_NOT_ALLOWED: { status: 403, message: 'This link does not allow downloads' },
   VIEW_NOT_ALLOWED: { status: 403, message: 'This link does not allow viewing its content' },
   SHARING_DISABLED: { status: 409, message: 'Sharing is turned off for this folder' },
+  // Per-user permissions
+  PERMISSION_NOT_FOUND: { status: 404, message: 'This user holds no permission on this item' },
+  SHARE_WITH_SELF: { status: 400, message: 'You cannot share an item with yourself' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -6,10 +6,12 @@ import { findBucket } from '../modules/buckets/buckets.repository.js';
 import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
 import { findFile } from '../modules/files/files.repository.js';
 import { findFolder } from '../modules/folders/folders.repository.js';
+import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissions.repository.js';
 
 /**
  * The one place that answers "may this principal do X to this item". Routes and services ask it
- * and never compare owner ids themselves.
+ * and never compare owner ids themselves. Owners may do anything; other users what their
+ * per-user permissions allow, a permission on a folder covering its whole subtree.
  *
  * - `view`: see details and listings;
  * - `download`: read content;
@@ -18,9 +20,31 @@ import { findFolder } from '../modules/folders/folders.repository.js';
  */
 export type Action = 'view' | 'download' | 'edit' | 'manage';
 
-/** Whether the principal may perform `action` on the folder. Only owners for now; per-user grants extend this. */
-export function mayActOnFolder(principal: Principal, folder: Pick<FolderRow, 'owner_id'>, _action: Action): boolean {
-  return folder.owner_id === principal.userId;
+/**
+ * Whether the grants reaching an item allow `action`. Seeing comes with any flag (one cannot
+ * download or edit what one may not see); `manage` never comes from a grant.
+ */
+function grantAllows(flags: GrantFlags, action: Action): boolean {
+  switch (action) {
+    case 'view':
+      return flags.view || flags.download || flags.edit;
+    case 'download':
+      return flags.download;
+    case 'edit':
+      return flags.edit;
+    case 'manage':
+      return false;
+  }
+}
+
+/**
+ * Whether the principal may perform `action` on the folder: its owner may do anything; another
+ * user what the union of their grants on the folder and its ancestors allows (API.md §5).
+ */
+export async function mayActOnFolder(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id'>, action: Action): Promise<boolean> {
+  if (folder.owner_id === principal.userId) return true;
+  if (action === 'manage') return false;
+  return grantAllows(await effectiveGrant(db, principal.userId, { folderId: folder.id }), action);
 }
 
 /**
@@ -36,20 +60,30 @@ export async function loadFolderFor(
 ): Promise<FolderRow> {
   const folder = await findFolder(db, folderId);
   if (!folder) throw new AppError('FOLDER_NOT_FOUND');
-  if (!mayActOnFolder(principal, folder, action)) throw new AppError(denied);
+  if (!(await mayActOnFolder(db, principal, folder, action))) throw new AppError(denied);
   return folder;
 }
 
-/** Whether the principal may perform `action` on the file. Only owners for now; per-user grants extend this. */
-export function mayActOnFile(principal: Principal, file: Pick<FileRow, 'owner_id'>, _action: Action): boolean {
-  return file.owner_id === principal.userId;
+/** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */
+export async function mayActOnFile(db: DbOrTrx, principal: Principal, file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id'>, action: Action): Promise<boolean> {
+  if (file.owner_id === principal.userId) return true;
+  if (action === 'manage') return false;
+  return grantAllows(await effectiveGrant(db, principal.userId, { folderId: file.folder_id, fileId: file.id }), action);
 }
 
 /** Loads a file the principal may act on; unknown and forbidden files are both 404. */
 export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: string, action: Action): Promise<FileRow> {
   const file = await findFile(db, fileId);
-  if (!file || !mayActOnFile(principal, file, action)) throw new AppError('FILE_NOT_FOUND');
+  if (!file || !(await mayActOnFile(db, principal, file, action))) throw new AppError('FILE_NOT_FOUND');
   return file;
+}
+
+/**
+ * A file or folder moves only inside its owner's trees: an editor of two owners' folders cannot
+ * carry one's items into the other's, whose quota and keys they do not belong to.
+ */
+export function assertSameOwner(item: { owner_id: string }, target: Pick<FolderRow, 'owner_id'>): void {
+  if (item.owner_id !== target.owner_id) throw new AppError('INVALID_MOVE', 'Items move only within the folders of their owner');
 }
 
 /** A bucket of the principal's; others' buckets are indistinguishable from unknown ones. */

@@ -4,12 +4,14 @@ import type { Db } from './database.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-files.js';
 import * as m003 from './migrations/003-share-links.js';
+import * as m004 from './migrations/004-permissions.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
   '001-foundation': m001,
   '002-files': m002,
   '003-share-links': m003,
+  '004-permissions': m004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

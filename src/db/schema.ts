@@ -18,6 +18,7 @@ export interface Database {
   share_links: ShareLinksTable;
   file_versions: FileVersionsTable;
   blobs: BlobsTable;
+  permissions: PermissionsTable;
 }
 
 export interface UsersTable {
@@ -202,6 +203,23 @@ export interface BlobsTable {
   updated_at: string;
 }
 
+/** A user's permission on a file or a folder (a folder's covers its whole subtree). */
+export interface PermissionsTable {
+  id: string;
+  item_kind: 'file' | 'folder';
+  item_id: string;
+  owner_id: string;
+  /** The grantee. */
+  user_id: string;
+  can_view: number;
+  can_download: number;
+  can_edit: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export type PermissionRow = Selectable<PermissionsTable>;
+export type NewPermission = Insertable<PermissionsTable>;
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type FileRow = Selectable<FilesTable>;

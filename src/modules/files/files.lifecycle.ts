@@ -5,10 +5,11 @@ import type { FileRow, FileVersionRow, NewFile } from '../../db/schema.js';
 import { newId, randomToken } from '../../lib/ids.js';
 import { releaseBytes } from '../accounts/accounts.repository.js';
 import * as repo from './files.repository.js';
+import { deleteGrantsOn } from '../permissions/permissions.repository.js';
 
 /**
  * Removes files for good: their versions drop their blob references (the collector deletes
- * blobs nobody uses any more) and their bytes leave their owners' used space. Aggregates of the
+ * blobs nobody uses any more), their bytes leave their owners' used space and their permissions go. Aggregates of the
  * folders above are the caller's business (it knows which chain to adjust).
  */
 export async function purgeFiles(trx: DbOrTrx, files: repo.PurgeRow[], now: string): Promise<void> {
@@ -18,6 +19,7 @@ export async function purgeFiles(trx: DbOrTrx, files: repo.PurgeRow[], now: stri
     const ids = chunk.map((f) => f.id);
     await adjustBlobRefs(trx, await repo.versionBlobIds(trx, ids), -1, now);
     await repo.deleteFilesAndVersions(trx, ids);
+    await deleteGrantsOn(trx, 'file', ids);
   }
   const byOwner = new Map<string, number>();
   for (const f of files) byOwner.set(f.owner_id, (byOwner.get(f.owner_id) ?? 0) + f.versions_bytes);

@@ -1,6 +1,6 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { loadFileFor, loadFolderFor } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, mayActOnFile, type Action } from '../../access/access.js';
 import { adjustBlobRefs, markBlobStored } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -268,6 +268,12 @@ export function fileService(ctx: AppContext) {
     const name = assertName(input.name);
     await mutate({ files: [fileId] }, async (trx) => {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
+      // Making a file public shares it with everyone, and a retention binds its owner for years:
+      // both stay with the owner, whatever an editor may otherwise change.
+      const ownersOnly = input.visibility !== file.visibility || input.retentionPeriod !== undefined;
+      if (ownersOnly && !(await mayActOnFile(trx, principal, file, 'manage'))) {
+        throw new AppError('FILE_NOT_FOUND', 'Only the owner changes the visibility or retention of a file');
+      }
       requireLiveFile(file);
       if (name !== file.name) await assertNameFree(trx, file.folder_id, name);
       const now = nowIso();
@@ -385,6 +391,7 @@ export function fileService(ctx: AppContext) {
       const file = await loadFileFor(trx, principal, fileId, 'edit');
       requireLiveFile(file);
       const target = await loadTargetFolder(trx, principal, input.targetFolderId);
+      assertSameOwner(file, target);
       const name = requested ?? file.name;
       if (target.id === file.folder_id && name === file.name) return;
       await assertNameFree(trx, target.id, name);
@@ -433,8 +440,13 @@ export function fileService(ctx: AppContext) {
   }
 
   async function remove(principal: Principal, fileId: string, mode: 'soft' | 'hard'): Promise<void> {
+    return removeAs(principal, fileId, mode, mode === 'hard' ? 'manage' : 'edit');
+  }
+
+  /** Deletes a file, the caller holding `action` on it. */
+  async function removeAs(principal: Principal, fileId: string, mode: 'soft' | 'hard', action: Action): Promise<void> {
     await mutate({ files: [fileId] }, async (trx) => {
-      const file = await loadFileFor(trx, principal, fileId, mode === 'hard' ? 'manage' : 'edit');
+      const file = await loadFileFor(trx, principal, fileId, action);
       const now = nowIso();
       if (mode === 'soft') {
         if (file.trash_batch !== '') return;
@@ -519,7 +531,8 @@ export function fileService(ctx: AppContext) {
    * previous one is current again.
    */
   async function undoUpload(principal: Principal, uploaded: FileDetail): Promise<void> {
-    if (uploaded.versionCount === 1) return remove(principal, uploaded.id, 'hard');
+    // The uploader created this file in the same request, which takes only `edit` (an editor of a shared folder).
+    if (uploaded.versionCount === 1) return removeAs(principal, uploaded.id, 'hard', 'edit');
     await mutate({ files: [uploaded.id] }, async (trx) => {
       const file = await loadFileFor(trx, principal, uploaded.id, 'edit');
       const [current, previous] = await repo.listVersions(trx, file.id);

@@ -35,18 +35,33 @@ export interface AncestorRow {
   depth: number;
 }
 
-/** The folder `startId` and its ancestors, nearest first (`depth` 0 is `startId` itself). */
-export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<AncestorRow[]> {
-  const result = await sql<AncestorRow>`
+/**
+ * The recursive CTE `chain (id, name, parent_id, is_root, trash_batch, depth)`: the folder
+ * `startId` (depth 0) and its ancestors, bounded by MAX_DEPTH. Queries that need the chain put
+ * their own `select … from chain` after it, so a walk up the tree is one statement.
+ */
+function ancestorChain(startId: string) {
+  return sql`
     with recursive chain (id, name, parent_id, is_root, trash_batch, depth) as (
       select id, name, parent_id, is_root, trash_batch, 0 from folders where id = ${startId}
       union all
       select f.id, f.name, f.parent_id, f.is_root, f.trash_batch, chain.depth + 1
       from folders f join chain on f.id = chain.parent_id where chain.depth < ${MAX_DEPTH}
-    )
+    )`;
+}
+
+/** The folder `startId` and its ancestors, nearest first (`depth` 0 is `startId` itself). */
+export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<AncestorRow[]> {
+  const result = await sql<AncestorRow>`
+    ${ancestorChain(startId)}
     select id, name, is_root, trash_batch, depth from chain order by depth
   `.execute(db);
   return result.rows.map((r) => ({ ...r, depth: Number(r.depth), is_root: Number(r.is_root) }));
+}
+
+/** A subquery: the ids of the folder `startId` and of its ancestors. */
+export function ancestorIds(startId: string) {
+  return sql`${ancestorChain(startId)} select id from chain`;
 }
 
 /** Names of the non-root ancestors (and the item itself) of several folders at once: their display paths. */

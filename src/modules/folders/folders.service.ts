@@ -1,4 +1,4 @@
-import { loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
+import { assertSameOwner, loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { mutation } from '../../db/transaction.js';
@@ -15,6 +15,8 @@ import { locationLabel } from '../regions/regions.repository.js';
 import { cloneFiles, purgeFiles } from '../files/files.lifecycle.js';
 import { filesInSubtree, liveFilesOfFolders, retainedFileInSubtree } from '../files/files.repository.js';
 import * as repo from './folders.repository.js';
+import { countItemGrants, deleteGrantsOn } from '../permissions/permissions.repository.js';
+import { findBucket } from '../buckets/buckets.repository.js';
 import { assertNameFree, freeItemName } from './folders.names.js';
 
 export type Visibility = 'private' | 'public';
@@ -69,7 +71,7 @@ export interface UpdateFolderInput {
 // lastAccessAt is written at most once a minute per folder, so reads stay reads.
 const ACCESS_WRITE_INTERVAL_MS = 60_000;
 
-function listItem(row: FolderRow): FolderListItem {
+export function listItem(row: FolderRow): FolderListItem {
   return {
     id: row.id,
     bucketId: row.bucket_id,
@@ -124,7 +126,7 @@ export function folderService(ctx: AppContext) {
       totalFiles: Number(row.subtree_files),
       totalSubfolders: Number(row.subtree_folders),
       totalSizeByte: Number(row.subtree_bytes),
-      sharedUsersCount: 0,
+      sharedUsersCount: await countItemGrants(db, 'folder', row.id),
       ownerFolder: owned ? null : { userId: row.owner_id, name: owner?.name ?? '' },
       displayPath: `/${names.join('/')}`,
       locationLabel: locationLabel({ name_en: row.location_name, region_code: row.location_code }),
@@ -149,7 +151,7 @@ export function folderService(ctx: AppContext) {
 
   async function details(principal: Principal, folderId: string): Promise<FolderDetail> {
     const row = await detailRow(folderId);
-    if (!mayActOnFolder(principal, row, 'view')) throw new AppError('FOLDER_ACCESS_DENIED');
+    if (!(await mayActOnFolder(db, principal, row, 'view'))) throw new AppError('FOLDER_ACCESS_DENIED');
     return toDetail(principal, row, { recordAccess: true });
   }
 
@@ -241,13 +243,20 @@ export function folderService(ctx: AppContext) {
   }
 
   async function create(principal: Principal, bucketId: string, input: { name: string; parentId?: string; visibility?: Visibility }) {
-    const bucket = await loadBucketFor(db, principal, bucketId);
+    const bucket = await findBucket(db, bucketId);
+    if (!bucket) throw new AppError('BUCKET_NOT_FOUND');
+    // Another user's bucket is reachable only through a folder of it shared with the caller for
+    // editing; anything else about it answers as an unknown bucket.
+    const own = bucket.owner_id === principal.userId;
+    if (!own && !input.parentId) throw new AppError('BUCKET_NOT_FOUND');
     const name = assertName(input.name);
     const parentId = input.parentId ? assertId('fld', input.parentId, 'parentId') : bucket.root_folder_id!;
     const id = newId('fld');
     await mutate({ folders: [parentId] }, async (trx) => {
-      const parent = await loadFolderFor(trx, principal, parentId, 'edit');
-      if (parent.bucket_id !== bucket.id) throw new AppError('FOLDER_NOT_FOUND', 'The parent folder is not in this bucket');
+      const parent = await loadFolderFor(trx, principal, parentId, 'edit', own ? 'FOLDER_NOT_FOUND' : 'BUCKET_NOT_FOUND');
+      if (parent.bucket_id !== bucket.id) {
+        throw own ? new AppError('FOLDER_NOT_FOUND', 'The parent folder is not in this bucket') : new AppError('BUCKET_NOT_FOUND');
+      }
       requireLive(parent);
       await assertNameFree(trx, parent.id, name);
       const now = nowIso();
@@ -282,7 +291,10 @@ export function folderService(ctx: AppContext) {
     const visibility = input.visibility ?? fromFlag;
     const name = input.name === undefined ? undefined : assertName(input.name);
     await mutate({ folders: [folderId] }, async (trx) => {
-      const folder = await loadFolderFor(trx, principal, folderId, input.isShare === undefined ? 'edit' : 'manage');
+      const folder = await loadFolderFor(trx, principal, folderId, 'edit');
+      // Sharing settings and visibility stay with the owner, as for files; editors rename.
+      const ownersOnly = input.isShare !== undefined || (visibility !== undefined && visibility !== folder.visibility);
+      if (ownersOnly && !(await mayActOnFolder(trx, principal, folder, 'manage'))) throw new AppError('FOLDER_NOT_FOUND');
       requireLive(folder);
       if (name !== undefined && name !== folder.name) {
         if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'The root folder takes the name of its bucket; rename the bucket instead');
@@ -311,6 +323,7 @@ export function folderService(ctx: AppContext) {
       if (await retainedFileInSubtree(trx, folder.id, now)) throw new AppError('RETENTION_ACTIVE', 'The folder holds a file under retention');
       await detach(trx, folder);
       await purgeFiles(trx, await filesInSubtree(trx, folder.id), now);
+      await deleteGrantsOn(trx, 'folder', repo.subtreeFolderIds(folder.id));
       await repo.deleteSubtree(trx, folder.id);
     });
   }
@@ -319,7 +332,8 @@ export function folderService(ctx: AppContext) {
     await mutate({ folders: [folderId] }, async (trx) => {
       const folder = await loadFolderFor(trx, principal, folderId, 'edit');
       if (folder.trash_batch === '') throw new AppError('NOT_IN_TRASH');
-      const bucket = await loadBucketFor(trx, principal, folder.bucket_id);
+      // The folder's access was checked above; an editor restores into the owner's bucket.
+      const bucket = (await findBucket(trx, folder.bucket_id))!;
       const oldParent = folder.parent_id ? await repo.findFolder(trx, folder.parent_id) : undefined;
       const parentId = oldParent && oldParent.trash_batch === '' ? oldParent.id : bucket.root_folder_id!;
       // Restoring a folder from inside a trashed one takes it out of that batch first.
@@ -348,6 +362,7 @@ export function folderService(ctx: AppContext) {
       if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY');
       requireLive(folder);
       const target = await loadTarget(trx, principal, folder, input.targetParentId);
+      assertSameOwner(folder, target);
       if (target.id === folder.parent_id) return;
       await assertNameFree(trx, target.id, folder.name);
       await detach(trx, folder);
@@ -361,7 +376,8 @@ export function folderService(ctx: AppContext) {
     const requestedName = input.name === undefined ? undefined : assertName(input.name);
     const copyId = newId('fld');
     await mutate({ folders: [folderId, input.targetParentId] }, async (trx) => {
-      const folder = await loadFolderFor(trx, principal, folderId, 'view');
+      // A copy holds the content, so it takes what a download takes.
+      const folder = await loadFolderFor(trx, principal, folderId, 'download');
       if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'Copy the folders of a bucket, not its root');
       requireLive(folder);
       const target = await loadTarget(trx, principal, folder, input.targetParentId);
