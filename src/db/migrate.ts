@@ -31,10 +31,10 @@ export async function migrateToLatest(db: Db, schema?: string): Promise<string[]
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     // Kysely's migrator lists the tables of every schema of the database; a schema or table
     // dropped by someone else at that moment (3F000, 42P01) fails the listing, not our migration.
+    // Another test run dropping its hundreds of schemas keeps that up for seconds, hence ~10 s of retries.
     const code = (error as { code?: string }).code;
-    // Another test run dropping its many schemas can keep that up for seconds: retry for about 8 s.
-    if ((code === '3F000' || code === '42P01') && attempt < 20) {
-      await sleep(Math.min(500, 50 * attempt));
+    if ((code === '3F000' || code === '42P01') && attempt < 25) {
+      await sleep(Math.min(50 * attempt, 500));
       continue;
     }
     throw error instanceof Error ? error : new Error(String(error));

@@ -443,10 +443,12 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(s.tmpFiles, []);
         assert.equal(s.files, before.files, `no files row is left (snapshot ${JSON.stringify(s)})`);
         assert.equal(s.versions, before.versions, 'no file_versions row is left');
+        // snapshot() reads the totals before the rows, so a snapshot taken while the take-back
+        // commits can show the rows gone and the totals not yet: wait for both.
+        for (const id of [root, folder]) assert.deepEqual(s.totals[id], before.totals[id]);
         return s;
       });
       assert.equal(after.usedBytes, before.usedBytes);
-      for (const id of [root, folder]) assert.deepEqual(after.totals[id], before.totals[id]);
       const blobs = await database.db.selectFrom('blobs').selectAll().execute();
       assert.ok(blobs.every((b) => Number(b.ref_count) === 0), 'no blob is referenced any more');
       await collectGarbage(database.db, new FsBlobStore(path.join(config.dataDir, 'blobs')));
