@@ -24,6 +24,12 @@ export async function adjustBlobRefs(db: DbOrTrx, ids: string[], delta: 1 | -1, 
   }
 }
 
+/** Bytes a stored blob takes in the blob store (header and tags included). */
+export async function storedSizeOf(db: DbOrTrx, id: string): Promise<number> {
+  const row = await db.selectFrom('blobs').select('stored_size').where('id', '=', id).executeTakeFirstOrThrow();
+  return Number(row.stored_size);
+}
+
 export async function deleteBlobRow(db: DbOrTrx, id: string): Promise<void> {
   await db.deleteFrom('blobs').where('id', '=', id).execute();
 }

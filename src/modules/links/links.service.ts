@@ -12,11 +12,11 @@ import { newId, randomToken } from '../../lib/ids.js';
 import { hashPassword, verifyPassword } from '../../lib/secrets.js';
 import { formatSize } from '../../lib/size-format.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
-import { findFileByHashName, findVersion } from '../files/files.repository.js';
+import { storedSizeOf } from '../../blobs/blobs.repository.js';
+import { findFile, findFileByHashName, findVersion } from '../files/files.repository.js';
 import type { DownloadOptions, FileService } from '../files/files.service.js';
 import { folderKey } from '../folders/folders.keys.js';
 import { findFolder, keyChain } from '../folders/folders.repository.js';
-import { findFile } from '../files/files.repository.js';
 import * as repo from './links.repository.js';
 
 export type LinkKind = 'file' | 'folder';
@@ -45,6 +45,17 @@ export interface Visitor {
 const GUESS_LIMIT = 10;
 const GUESS_WINDOW_SECONDS = 15 * 60;
 const FOLDER_LISTING_LIMIT = 1000;
+
+/** A link as its owner lists it: settings and use, never the key. */
+function listing(link: ShareLinkRow) {
+  return {
+    ...summary(link),
+    accessCount: Number(link.access_count),
+    hasPassword: link.password_hash !== null,
+    createdAt: link.created_at,
+    updatedAt: link.updated_at,
+  };
+}
 
 function summary(link: ShareLinkRow) {
   return {
@@ -105,15 +116,8 @@ export function linkService(ctx: AppContext, files: FileService) {
   }
 
   async function list(principal: Principal, kind: LinkKind, itemId: string) {
-    const { item } = kind === 'file' ? { item: await loadFileFor(db, principal, itemId, 'manage') } : { item: await loadFolderFor(db, principal, itemId, 'manage') };
-    const links = await repo.liveLinksOf(db, kind, item.id);
-    return links.map((link) => ({
-      ...summary(link),
-      accessCount: Number(link.access_count),
-      hasPassword: link.password_hash !== null,
-      createdAt: link.created_at,
-      updatedAt: link.updated_at,
-    }));
+    const item = kind === 'file' ? await loadFileFor(db, principal, itemId, 'manage') : await loadFolderFor(db, principal, itemId, 'manage');
+    return (await repo.liveLinksOf(db, kind, item.id)).map(listing);
   }
 
   /** A link of the caller's, of this kind; anyone else's (or a revoked one) is unknown. */
@@ -137,8 +141,7 @@ export function linkService(ctx: AppContext, files: FileService) {
       updated_at: now,
     };
     await repo.updateLink(db, link.id, changes);
-    const updated = { ...link, ...changes };
-    return { ...summary(updated), accessCount: Number(updated.access_count), hasPassword: updated.password_hash !== null, createdAt: updated.created_at, updatedAt: updated.updated_at };
+    return listing({ ...link, ...changes });
   }
 
   async function revoke(principal: Principal, kind: LinkKind, sharedHash: string): Promise<void> {
@@ -283,10 +286,10 @@ export function linkService(ctx: AppContext, files: FileService) {
     let key: Buffer;
     try {
       // Public routes never touch the master key: everything opens from the client's link key.
-      const linkKey = Buffer.from(visitor.encryptionKey ?? '', 'base64url');
+      // 43 base64url characters are exactly 32 bytes; anything else cannot be a link key.
       if (!visitor.encryptionKey || !/^[A-Za-z0-9_-]{43}$/.test(visitor.encryptionKey)) throw new KeyUnwrapError();
       await assertNotThrottled(db, rules);
-      key = unwrapKey(linkKey, link.key_wrapped, link.id);
+      key = unwrapKey(Buffer.from(visitor.encryptionKey, 'base64url'), link.key_wrapped, link.id);
       for (const wrap of wraps) key = openChildKey(key, wrap.wrapped, wrap.id);
     } catch (error) {
       if (error instanceof KeyUnwrapError) return refuse(rules, 'INVALID_ENCRYPTION_KEY');
@@ -306,9 +309,9 @@ export function linkService(ctx: AppContext, files: FileService) {
     if (!version) throw new AppError('VERSION_NOT_FOUND');
     if (link.kind === 'file') await countAccess(link);
     const chain = [{ id: link.id, wrapped: link.key_wrapped }, ...wraps, { id: version.id, wrapped: version.data_key_wrapped }];
-    const blob = await db.selectFrom('blobs').select('stored_size').where('id', '=', version.blob_id).executeTakeFirstOrThrow();
+    const size = await storedSizeOf(db, version.blob_id);
     const body = await blobs.get(version.blob_id);
-    return { body, size: Number(blob.stored_size), name: file.name, keyIds: chain.map((c) => c.id), keyChain: chain.map((c) => c.wrapped) };
+    return { body, size, name: file.name, keyIds: chain.map((c) => c.id), keyChain: chain.map((c) => c.wrapped) };
   }
 
   return { create, list, update, revoke, fileInfo, openFolder, download, sealed };
