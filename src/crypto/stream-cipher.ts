@@ -6,6 +6,7 @@ import {
   DEFAULT_SEGMENT_LOG2,
   KEY_BYTES,
   createCodec,
+  threadSpecs,
   type CodecSpec,
   type SegmentCodec,
   type SegmentRange,
@@ -43,9 +44,13 @@ abstract class CipherStream extends Transform {
   private batch: Buffer[] = [];
   private batchBytes = 0;
   protected seenBytes = 0;
-  private channel: CipherChannel | null = null;
+  /** The thread producing the output, then any side threads (a checksum). */
+  private channels: CipherChannel[] | null = null;
   private codec: SegmentCodec | null = null;
-  private inFlight = 0;
+  /** Batches sent and not answered yet, per channel. */
+  private inFlight: number[] = [];
+  /** Channels that have not answered their last reply yet, once the input has ended. */
+  private unfinished = 0;
   private writeCallback: TransformCallback | null = null;
   private flushCallback: TransformCallback | null = null;
   private readonly offload: 'auto' | 'worker' | 'inline';
@@ -84,7 +89,7 @@ abstract class CipherStream extends Transform {
    * `_read` (the reader asking for more) releases input whatever the buffered output.
    */
   private maybeContinue(readerWaiting = false): void {
-    if (!this.writeCallback || this.inFlight >= MAX_IN_FLIGHT) return;
+    if (!this.writeCallback || this.inFlight.some((n) => n >= MAX_IN_FLIGHT)) return;
     if (!readerWaiting && this.readableLength >= this.readableHighWaterMark) return;
     const callback = this.writeCallback;
     this.writeCallback = null;
@@ -97,7 +102,7 @@ abstract class CipherStream extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
-    if (!this.channel && this.offload !== 'worker') {
+    if (!this.channels && this.offload !== 'worker') {
       // Short streams (and the `inline` mode) finish in-process.
       try {
         const codec = this.inlineCodec();
@@ -112,11 +117,12 @@ abstract class CipherStream extends Transform {
     }
     this.send();
     this.flushCallback = callback;
-    this.channel!.end();
+    this.unfinished = this.channels!.length;
+    for (const channel of this.channels!) channel.end();
   }
 
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
-    this.channel?.drop();
+    for (const channel of this.channels ?? []) channel.drop();
     this.writeCallback = null;
     this.flushCallback = null;
     callback(error);
@@ -138,19 +144,28 @@ abstract class CipherStream extends Transform {
     for (const chunk of chunks) if (chunk.length > 0) this.push(chunk);
   }
 
-  /** Sends the batch to the worker: whole owned buffers move there, anything else is copied once. */
+  /**
+   * Sends the batch to the worker(s): whole owned buffers move to the output thread, anything
+   * else is copied once per thread.
+   */
   private send(): void {
-    this.channel ??= new CipherChannel(this.spec, (reply) => this.onReply(reply));
+    if (!this.channels) {
+      this.channels = threadSpecs(this.spec).map((spec, index) => new CipherChannel(spec, (reply) => this.onReply(index, reply)));
+      this.inFlight = this.channels.map(() => 0);
+    }
     if (this.batchBytes === 0) return;
     const owned = this.ownsInput && this.batch.every((c) => c.byteOffset === 0 && c.byteLength === c.buffer.byteLength);
     const chunks = this.takeBatch();
-    this.inFlight++;
+    // Side threads first: a transfer to the output thread would leave them empty buffers.
     // Chunks not listed for transfer are copied by postMessage into memory the worker allocates:
     // copying them here instead would make the event loop's heap hold (and fragment on) every batch.
-    this.channel.write(chunks, owned ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
+    for (let index = this.channels.length - 1; index >= 0; index--) {
+      this.inFlight[index]++;
+      this.channels[index].write(chunks, owned && index === 0 ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
+    }
   }
 
-  private onReply(reply: WorkerReply): void {
+  private onReply(channel: number, reply: WorkerReply): void {
     if (this.destroyed) return;
     if (reply.error) {
       const error = reply.error.name === 'CipherFormatError' ? new CipherFormatError(reply.error.message) : new Error(reply.error.message);
@@ -165,15 +180,16 @@ abstract class CipherStream extends Transform {
       this.push(Buffer.from(out.buffer, out.byteOffset, out.byteLength));
     }
     if (reply.done) {
-      this.checksum = reply.checksum;
+      this.checksum ??= reply.checksum;
+      if (--this.unfinished > 0) return;
       const flushCallback = this.flushCallback;
       this.flushCallback = null;
       flushCallback?.();
       return;
     }
-    this.inFlight--;
+    this.inFlight[channel]--;
     // A reply without output gives the reader nothing to ask more for: continue at once.
-    this.maybeContinue(!pushed);
+    this.maybeContinue(channel === 0 && !pushed);
   }
 }
 

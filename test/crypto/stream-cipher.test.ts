@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createDecipheriv, randomBytes } from 'node:crypto';
+import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Readable, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
@@ -242,6 +242,18 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
         assert.equal(ciphertext.length, sealedSize(size));
         const back = await decrypt(key, ciphertext, BIG_CHUNKINGS[(i + 1) % BIG_CHUNKINGS.length]);
         assert.ok(back.equals(plaintext), chunking.name);
+      }
+    });
+
+    test('the plaintext checksum (hashed on a thread of its own when offloaded) is its SHA-256', async () => {
+      for (const size of [0, 1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
+        const plaintext = randomBytes(size);
+        for (const chunking of BIG_CHUNKINGS) {
+          const enc = new BaseEncryptStream(key, undefined, { offload, checksum: true });
+          const ciphertext = await run(enc, plaintext, chunking);
+          assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`, `${size} bytes, ${chunking.name}`);
+          assert.ok((await decrypt(key, ciphertext)).equals(plaintext));
+        }
       }
     });
 
