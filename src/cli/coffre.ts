@@ -1,6 +1,5 @@
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { FsBlobStore } from '../blobs/fs/fs-blob-store.js';
+import { openBlobStore } from '../blobs/open-blob-store.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { Keyring } from '../crypto/keyring.js';
 import { loadMasterKey } from '../crypto/master-key.js';
@@ -23,9 +22,11 @@ Configuration comes from environment variables; see the README.`;
 async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0]) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
   const database = await prepareDatabase(config);
+  const blobs = openBlobStore(config);
   try {
-    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')) });
+    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs });
   } finally {
+    await blobs.close?.();
     await database.close();
   }
 }
