@@ -25,6 +25,7 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
   let database: DatabaseHandle;
   let bucket: string;
   let instances: Instance[] = [];
+  let instanceEnv: Record<string, string>;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-scale-'));
   let token: string;
   let rootId: string;
@@ -48,6 +49,7 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
       COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT: String(LOGIN_LIMIT),
       LOG_LEVEL: 'info',
     };
+    instanceEnv = env;
     instances = await Promise.all(['a', 'b', 'c'].map((name) => startInstance(name, env)));
     assert.equal(new Set(instances.map((i) => i.url)).size, 3);
     userEmail = `scale-${randomBytes(3).toString('hex')}@example.com`;
@@ -195,6 +197,16 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
     // Each instance logs how many blobs it deleted: together, exactly the orphans (none twice).
     assert.equal(collectedSoFar() - collectedBefore, doomedBlobs.length, `per instance: ${JSON.stringify(instances.map((i) => sumCollected(i)))}`);
     for (const f of kept) assert.equal((await http(pick(2).url, 'GET', `/api/files/download/${f.id}`, { token })).status, 200);
+  });
+
+  it('an instance started without the deployment\'s master key refuses to start', async () => {
+    // No COFFRE_MASTER_KEY: it would generate a key of its own into its data folder.
+    const { COFFRE_MASTER_KEY: _key, ...withoutKey } = instanceEnv;
+    await assert.rejects(startInstance('stray', withoutKey), (error: Error) => {
+      assert.match(error.message, /exited with 2/);
+      assert.match(error.message, /every instance needs the same COFFRE_MASTER_KEY/);
+      return true;
+    });
   });
 
   let cachedBucketId: string | undefined;

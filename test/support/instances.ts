@@ -57,7 +57,11 @@ export async function startInstance(name: string, env: Record<string, string>): 
       throw new Error(`instance ${name} exited with ${code} before listening:\n${output.join('\n')}`);
     }),
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`instance ${name} did not listen within 30 s:\n${output.join('\n')}`)), 30_000).unref()),
-  ]);
+  ]).catch((error) => {
+    child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     name,
     url,
