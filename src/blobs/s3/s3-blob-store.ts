@@ -61,6 +61,10 @@ export class S3BlobStore implements BlobStore {
       ...(location.endpoint ? { endpoint: location.endpoint } : {}),
       // The SDK retries idempotent calls itself; a streamed body cannot be replayed anyway.
       maxAttempts: 3,
+      // Blobs are AES-GCM sealed segment by segment, so corruption is caught on every read; the
+      // SDK's own CRC32 of every body (computed in JavaScript) would only cost CPU on both paths.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       ...options.client,
     });
   }
