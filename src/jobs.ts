@@ -33,15 +33,35 @@ export interface RoundReport {
  */
 export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
   const now = nowIso();
+  const report: RoundReport = { collected: 0, purged: 0, keptUnderRetention: 0, linksDeleted: 0 };
+  // Each step runs even when an earlier one failed (a purge error must not stop blob collection).
+  const errors: unknown[] = [];
+  const step = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+    } catch (error) {
+      errors.push(error);
+    }
+  };
   // Purged files drop their blob references first, so the collector below deletes their bytes.
-  const { purged, kept } = await purgeExpiredTrash(ctx, now);
-  await ctx.blobs.removeStaleUploads?.(STALE_UPLOAD_MS);
-  const collected = await collectGarbage(ctx.database, ctx.blobs);
-  const linksDeleted = await deleteClosedLinks(ctx.db, isoPlus(now, -CLOSED_LINK_KEPT_MS));
-  await deleteExpiredTokens(ctx.db, now);
-  await forgetOldAttempts(ctx.db, Date.now() - OLD_ATTEMPTS_MS);
-  await forgetOldLeases(ctx.db, isoPlus(now, -DAY_MS));
-  return { collected, purged, keptUnderRetention: kept, linksDeleted };
+  await step(async () => {
+    const { purged, kept } = await purgeExpiredTrash(ctx, now);
+    report.purged = purged;
+    report.keptUnderRetention = kept;
+  });
+  await step(async () => ctx.blobs.removeStaleUploads?.(STALE_UPLOAD_MS));
+  await step(async () => {
+    report.collected = await collectGarbage(ctx.database, ctx.blobs);
+  });
+  await step(async () => {
+    report.linksDeleted = await deleteClosedLinks(ctx.db, isoPlus(now, -CLOSED_LINK_KEPT_MS));
+  });
+  await step(() => deleteExpiredTokens(ctx.db, now));
+  await step(() => forgetOldAttempts(ctx.db, Date.now() - OLD_ATTEMPTS_MS));
+  await step(() => forgetOldLeases(ctx.db, isoPlus(now, -DAY_MS)));
+  if (errors.length === 1) throw errors[0];
+  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} upkeep steps failed`);
+  return report;
 }
 
 /**

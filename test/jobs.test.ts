@@ -103,5 +103,15 @@ for (const dialect of DIALECTS) {
       assert.equal((await client(test.app).post(`/api/files/shared/${hashes[1]}`, {})).status, 410);
       assert.equal((await client(test.app).post(`/api/files/shared/${hashes[0]}`, {})).status, 404);
     });
+
+    it('runs every upkeep step even when one fails, then reports the failure', async (t) => {
+      const test = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
+      const db = test.database.db;
+      await db.insertInto('throttles').values({ key: 'test:stale', count: 1, window_start_ms: Date.now() - 2 * DAY }).execute();
+      const broken = { kind: 'broken', removeStaleUploads: async () => { throw new Error('store unreachable'); }, delete: async () => {} };
+      const ctx = { config: test.config, database: test.database, db, blobs: broken } as unknown as AppContext;
+      await assert.rejects(maintenanceRound(ctx), /store unreachable/);
+      assert.equal(await db.selectFrom('throttles').select('key').where('key', '=', 'test:stale').executeTakeFirst(), undefined, 'later steps still ran');
+    });
   });
 }
