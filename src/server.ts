@@ -3,18 +3,18 @@ import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { Keyring } from './crypto/keyring.js';
 import { loadMasterKey } from './crypto/master-key.js';
-import { assertMasterKeyOpens } from './crypto/rotate.js';
+import { masterKeyOpens } from './crypto/rotate.js';
 import { prepareDatabase } from './db/prepare.js';
 
 /** Starts a listening server and wires graceful shutdown on SIGTERM/SIGINT. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const database = await prepareDatabase(config);
   const masterKey = loadMasterKey(config.masterKey, config.dataDir);
-  try {
-    await assertMasterKeyOpens(database, masterKey);
-  } catch (error) {
+  if (!(await masterKeyOpens(database, masterKey))) {
     await database.close();
-    throw new ConfigError([`COFFRE_MASTER_KEY: ${(error as Error).message}`]);
+    throw new ConfigError([
+      'COFFRE_MASTER_KEY: the master key does not open the bucket keys in this database: every instance needs the same COFFRE_MASTER_KEY (after `coffre keys rotate`, the new one)',
+    ]);
   }
   const app = await buildApp({ config, database, keyring: new Keyring(masterKey) });
   app.addHook('onClose', async () => database.close());

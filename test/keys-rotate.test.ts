@@ -82,6 +82,11 @@ for (const dialect of DIALECTS) {
       const res = await again.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
       assert.deepEqual(res.rawPayload, content);
       assert.equal((await coffre(['keys', 'rotate', '--out', out], { ...env, COFFRE_MASTER_KEY: third.toString('hex') })).code, 1, 'an existing --out file is never overwritten');
+      // A key that does not open the buckets rotates nothing.
+      const wrong = await coffre(['keys', 'rotate', '--out', `${out}.2`], { ...env, COFFRE_MASTER_KEY: 'cd'.repeat(32) });
+      assert.equal(wrong.code, 2);
+      assert.match(wrong.stderr, /does not open the bucket keys/);
+      assert.equal(fs.existsSync(`${out}.2`), false);
     });
   });
 }

@@ -6,7 +6,7 @@ import { openBlobStore } from '../blobs/open-blob-store.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { Keyring } from '../crypto/keyring.js';
 import { MASTER_KEY_FILE, loadMasterKey } from '../crypto/master-key.js';
-import { rewrapBucketKeys, stageMasterKey } from '../crypto/rotate.js';
+import { masterKeyOpens, rewrapBucketKeys, stageMasterKey } from '../crypto/rotate.js';
 import { KEY_BYTES } from '../crypto/stream-cipher.js';
 import { prepareDatabase, prepareDatabaseWithReport } from '../db/prepare.js';
 import { AppError } from '../errors.js';
@@ -100,10 +100,12 @@ async function rotateKeys(out: string | undefined): Promise<string> {
   const config = loadConfig(process.env);
   if (config.masterKey && !out) throw new UsageError('COFFRE_MASTER_KEY is set: give --out FILE for the new key (then put it in every instance\'s COFFRE_MASTER_KEY)');
   if (!config.masterKey && !fs.existsSync(path.join(config.dataDir, MASTER_KEY_FILE))) throw new UsageError(`no master key to rotate in ${config.dataDir}`);
-  const current = new Keyring(loadMasterKey(config.masterKey, config.dataDir));
+  const currentKey = loadMasterKey(config.masterKey, config.dataDir);
+  const current = new Keyring(currentKey);
   const newMaster = randomBytes(KEY_BYTES);
   const database = await prepareDatabase(config);
   try {
+    if (!(await masterKeyOpens(database, currentKey))) throw new UsageError('the current master key does not open the bucket keys in this database: nothing to rotate from');
     const stage = stageMasterKey(newMaster, out ? { outFile: path.resolve(out) } : { dataDir: config.dataDir });
     let count: number;
     try {

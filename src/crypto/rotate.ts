@@ -63,13 +63,11 @@ export function stageMasterKey(newMaster: Buffer, target: { dataDir: string } | 
 }
 
 /**
- * Refuses a master key that does not open the database's bucket keys: an instance started without
- * the deployment's COFFRE_MASTER_KEY (say, one that generated its own into its data folder) would
- * otherwise answer 500 for every file another instance stored. An empty database accepts any key.
+ * Whether `masterKey` opens the database's bucket keys. An instance started without the
+ * deployment's COFFRE_MASTER_KEY (say, one that generated its own into its data folder) would
+ * otherwise answer 500 for every file another instance stored. An empty database takes any key.
  */
-export async function assertMasterKeyOpens(database: DatabaseHandle, masterKey: Buffer): Promise<void> {
+export async function masterKeyOpens(database: DatabaseHandle, masterKey: Buffer): Promise<boolean> {
   const bucket = await database.db.selectFrom('buckets').select(['id', 'key_wrapped']).orderBy('created_at').limit(1).executeTakeFirst();
-  if (bucket && !opensWith(masterKey, bucket.key_wrapped, bucket.id)) {
-    throw new Error('the master key does not open the bucket keys in this database: every instance needs the same COFFRE_MASTER_KEY (after `coffre keys rotate`, the new one)');
-  }
+  return !bucket || opensWith(masterKey, bucket.key_wrapped, bucket.id);
 }
