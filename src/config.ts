@@ -5,7 +5,9 @@ import { parseMasterKey } from './crypto/master-key.js';
 export type RegistrationPolicy = 'open' | 'closed' | 'first-user';
 
 /** Where encrypted blobs live: the data folder, or an S3-compatible bucket. */
-export type BlobStoreConfig = { readonly kind: 'fs' } | ({ readonly kind: 's3' } & Readonly<S3Location>);
+export type BlobStoreConfig =
+  | { readonly kind: 'fs' }
+  | ({ readonly kind: 's3'; readonly partSize: number; readonly queueSize: number } & Readonly<S3Location>);
 
 /** The whole runtime configuration, read once at start and frozen. Only `main.ts` and the CLI read `process.env`. */
 export interface Config {
@@ -57,7 +59,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
   ['COFFRE_COLLECT_INTERVAL_SECONDS', '60', 'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
-  ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`)'],
+  ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)'],
   ['COFFRE_TRASH_RETENTION_DAYS', '30', 'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)'],
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
@@ -148,12 +150,13 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
   return Object.freeze(config);
 }
 
-const S3_PARAMS = ['endpoint', 'region', 'forcePathStyle'];
+const S3_PARAMS = ['endpoint', 'region', 'forcePathStyle', 'partSize', 'queueSize'];
+const MiB = 1024 * 1024;
 
 /** Parses COFFRE_BLOB_STORE; a bad value adds one problem naming what is wrong and the expected form. */
 export function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
   if (raw === undefined || raw === '' || raw === 'fs') return { kind: 'fs' };
-  const expected = 'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true';
+  const expected = 'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true (optional: partSize=BYTES, queueSize=N)';
   const bad = (why: string): BlobStoreConfig => {
     problems.push(`COFFRE_BLOB_STORE ${why}, got "${raw}" (${expected})`);
     return { kind: 'fs' };
@@ -183,8 +186,16 @@ export function parseBlobStore(raw: string | undefined, awsRegion: string | unde
   }
   const pathStyle = url.searchParams.get('forcePathStyle');
   if (pathStyle !== null && !['true', 'false'].includes(pathStyle)) return bad('has forcePathStyle other than true or false');
+  // Multipart: parts of 5 MiB to 5 GiB (S3's limits), up to 16 in flight; memory per upload is
+  // about (queueSize + 1) × partSize.
+  const partSize = url.searchParams.has('partSize') ? Number(url.searchParams.get('partSize')) : 5 * MiB;
+  if (!Number.isInteger(partSize) || partSize < 5 * MiB || partSize > 5 * 1024 * MiB) return bad(`has partSize outside ${5 * MiB}..${5 * 1024 * MiB} bytes`);
+  const queueSize = url.searchParams.has('queueSize') ? Number(url.searchParams.get('queueSize')) : 2;
+  if (!Number.isInteger(queueSize) || queueSize < 1 || queueSize > 16) return bad('has queueSize outside 1..16');
   return {
     kind: 's3',
+    partSize,
+    queueSize,
     bucket,
     prefix,
     endpoint,

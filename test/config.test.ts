@@ -225,8 +225,10 @@ describe('config: COFFRE_BLOB_STORE', () => {
   });
 
   it('reads an s3:// URL: bucket, prefix, endpoint, region, path style', () => {
-    assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://coffre-blobs/prod/eu?endpoint=http://minio:9000&region=eu-west-3&forcePathStyle=true' }).blobStore, {
+    assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://coffre-blobs/prod/eu?endpoint=http://minio:9000&region=eu-west-3&forcePathStyle=true&partSize=16777216&queueSize=4' }).blobStore, {
       kind: 's3',
+      partSize: 16 * 1024 * 1024,
+      queueSize: 4,
       bucket: 'coffre-blobs',
       prefix: 'prod/eu/',
       endpoint: 'http://minio:9000',
@@ -235,6 +237,8 @@ describe('config: COFFRE_BLOB_STORE', () => {
     });
     assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://my.bucket', AWS_REGION: 'us-west-2' }).blobStore, {
       kind: 's3',
+      partSize: 5 * 1024 * 1024,
+      queueSize: 2,
       bucket: 'my.bucket',
       prefix: '',
       endpoint: null,
@@ -252,6 +256,8 @@ describe('config: COFFRE_BLOB_STORE', () => {
       ['s3://bucket?endpoint=nope', /endpoint/],
       ['s3://bucket?endpont=http://x', /unknown parameter\(s\) endpont/],
       ['s3://bucket?forcePathStyle=yes', /forcePathStyle/],
+      ['s3://bucket?partSize=1048576', /partSize outside/],
+      ['s3://bucket?queueSize=0', /queueSize outside/],
       ['not a url', /not a URL/],
     ] as const) {
       const error = configError(() => loadConfig({ COFFRE_BLOB_STORE: raw }));

@@ -8,8 +8,8 @@ import { S3BlobStore } from './s3/s3-blob-store.js';
 export function openBlobStore(config: Config): BlobStore {
   const spec = config.blobStore;
   if (spec.kind === 's3') {
-    const { kind: _kind, ...location } = spec;
-    return new S3BlobStore(location);
+    const { kind: _kind, partSize, queueSize, ...location } = spec;
+    return new S3BlobStore(location, { partSize, queueSize });
   }
   return new FsBlobStore(path.join(config.dataDir, 'blobs'));
 }

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
 import { S3BlobStore } from '../../src/blobs/s3/s3-blob-store.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
@@ -77,6 +79,31 @@ describe('S3 blob store', () => {
     assert.equal(counts.get('CompleteMultipartUploadCommand') ?? 0, 0);
     assert.equal(await store.exists(key), false);
     assert.deepEqual(await s3.listKeys(location.bucket), []);
+  });
+
+  it('keeps memory bounded while streaming a body many parts long', async (t) => {
+    const { store } = await newStore(t);
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const MiB = 1024 * 1024;
+    const chunk = randomBytes(MiB);
+    const total = 96;
+    gc();
+    const baseline = process.memoryUsage().arrayBuffers;
+    let peak = 0;
+    const sampler = setInterval(() => {
+      gc();
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers - baseline);
+    }, 100);
+    try {
+      const { size } = await store.put(newBlobKey(), Readable.from((function* () { for (let i = 0; i < total; i++) yield chunk; })()));
+      assert.equal(size, total * MiB);
+    } finally {
+      clearInterval(sampler);
+    }
+    // 5 MiB parts, two in flight, one being filled (s3rver, in this process, streams parts to files).
+    assert.ok(peak < 40 * MiB, `peak ${(peak / MiB).toFixed(1)} MiB of buffers for a ${total} MiB upload`);
+    t.diagnostic(`peak buffers ${(peak / MiB).toFixed(1)} MiB for ${total} MiB`);
   });
 
   it('keeps its keys under the configured prefix', async (t) => {
