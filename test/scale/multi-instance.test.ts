@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { loadConfig } from '../../src/config.js';
-import type { DatabaseHandle } from '../../src/db/database.js';
-import { prepareDatabase } from '../../src/db/prepare.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { DIALECTS, PG_URL, databaseUrlFor, newSchemaName } from '../helper.js';
 import { http, startInstance, type Instance } from '../support/instances.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
@@ -27,7 +22,6 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
   let bucket: string;
   let instances: Instance[] = [];
   let instanceEnv: Record<string, string>;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-scale-'));
   let token: string;
   let rootId: string;
   let userEmail: string;
@@ -38,8 +32,8 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
     s3 = await startTestS3();
     const location = await s3.newBucket();
     bucket = location.bucket;
-    // The schema is created and migrated once, as an operator's `coffre migrate` would.
-    database = await prepareDatabase(loadConfig({ DATABASE_URL: PG_URL, COFFRE_DATA_DIR: dataDir }), { pgSchema: newSchemaName(), poolSize: 2 });
+    // An empty schema: the three instances start at once and bring it up to date themselves.
+    database = await openDatabase({ url: PG_URL, pgSchema: newSchemaName(), poolSize: 2 });
     const env = {
       ...s3.env,
       DATABASE_URL: databaseUrlFor(database)!,
@@ -67,7 +61,6 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
     await Promise.all(instances.map((i) => i.stop()));
     await database?.close();
     await s3?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   async function upload(via: Instance, name: string, data: Buffer, folderId = rootId) {
@@ -76,7 +69,9 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
     return res.body.data;
   }
 
-  it('every instance is ready on PostgreSQL and S3', async () => {
+  it('three instances started at once on an empty schema migrate it once and are all ready on PostgreSQL and S3', async () => {
+    const applied = await database.db.selectFrom('coffre_migrations' as any).select('name').execute();
+    assert.deepEqual(applied.map((r: any) => r.name).sort(), ['001-foundation', '002-files', '003-share-links', '004-permissions', '005-scale-out']);
     for (const instance of instances) {
       const ready = await http(instance.url, 'GET', '/readyz');
       assert.equal(ready.status, 200, `${instance.name}: ${JSON.stringify(ready.body)}`);
