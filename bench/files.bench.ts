@@ -6,122 +6,17 @@
  * process (the load) is pinned to core 1. Prints a markdown table, writes bench/results/files.md,
  * exits 1 when a bar is missed.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { GiB, LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, peakRss, pin, renderTable, resetPeakRss, startCommand, startProcess, timeDownload, timeUpload, waitFor, type Row } from './lib.js';
 
-const GiB = 1024 ** 3;
 const SIZE = Number(process.env.BENCH_FILE_BYTES ?? GiB);
 const BIG = Number(process.env.BENCH_BIG_FILE_BYTES ?? 4 * GiB);
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const LOAD_CORE = '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-
-interface Row {
-  name: string;
-  figure: string;
-  ceiling: string;
-  ratio: string;
-  bar: string;
-  pass: boolean;
-}
-
-function pin(core: string) {
-  try {
-    execFileSync('taskset', ['-cp', core, String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    // taskset missing: the table says unpinned
-  }
-}
-
-async function makeFile(file: string, size: number) {
-  const chunk = Buffer.alloc(8 * 1024 * 1024);
-  for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((i * 2654435761) >>> 0, i);
-  const handle = await fsp.open(file, 'w');
-  for (let written = 0; written < size; written += chunk.length) await handle.write(chunk, 0, Math.min(chunk.length, size - written));
-  await handle.close();
-}
-
-/**
- * The server starts exactly as `npm start` runs it (its environment settings and Node flags
- * included), without npm in between, so the measured process is the server itself.
- */
-function startCommand(): { args: string[]; env: Record<string, string> } {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-  const words = String(pkg.scripts.start).trim().split(/\s+/);
-  const env: Record<string, string> = {};
-  while (/^[A-Z_]+=/.test(words[0])) {
-    const [name, ...value] = words.shift()!.split('=');
-    env[name] = value.join('=');
-  }
-  if (words.shift() !== 'node') throw new Error(`bench:files expects "start" to run node, found: ${pkg.scripts.start}`);
-  return { args: words, env };
-}
-
-/**
- * Servers run free on every core: this process is pinned to the load core, and a child inherits
- * its parent's affinity, so the child's is widened again (taskset execs node: same pid).
- */
-function startProcess(args: string[], env: Record<string, string>): ChildProcess {
-  const allCores = `0-${os.cpus().length - 1}`;
-  return spawn('taskset', ['-c', allCores, process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-async function waitFor(url: string) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      const res = await request(url);
-      await res.body.dump();
-      return;
-    } catch {
-      await sleep(100);
-    }
-  }
-  throw new Error(`${url} never answered`);
-}
-
-function peakRss(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
-}
-
-function resetPeakRss(pid: number) {
-  // Writing 5 to clear_refs resets VmHWM (Linux), so each phase gets its own peak.
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // not permitted: the peak then covers the whole run, which is stricter
-  }
-}
-
-/**
- * Transfers run through curl (pinned to the load core): a single undici client on one core tops
- * out near 700 MB/s on loopback, below what the bare ceiling serves, which would flatter the ratio.
- */
-function curl(args: string[]): { seconds: number; status: number; bytes: number } {
-  const out = execFileSync('taskset', ['-c', LOAD_CORE, 'curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{http_code} %{size_download}', ...args], { encoding: 'utf8' });
-  const [seconds, status, bytes] = out.trim().split(' ').map(Number);
-  return { seconds, status, bytes };
-}
-
-async function timeUpload(url: string, file: string, headers: Record<string, string>): Promise<number> {
-  const res = curl(['-T', file, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]);
-  if (res.status >= 300) throw new Error(`upload answered ${res.status}`);
-  return res.seconds;
-}
-
-async function timeDownload(url: string, headers: Record<string, string>, expected: number): Promise<number> {
-  const res = curl([...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]);
-  if (res.status !== 200 || res.bytes !== expected) throw new Error(`download answered ${res.status} with ${res.bytes} bytes`);
-  return res.seconds;
-}
-
-const mbps = (bytes: number, seconds: number) => bytes / seconds / 1e6;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main() {
   pin(LOAD_CORE);
@@ -158,15 +53,7 @@ async function main() {
     children.push(server);
     const base = `http://127.0.0.1:${port}/api`;
     await waitFor(`http://127.0.0.1:${port}/healthz`);
-    const reg = await request(`${base}/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.com', password: 'bench password', name: 'Bench' }),
-    });
-    const token = ((await reg.body.json()) as any).data.accessToken as string;
-    const auth = { authorization: `Bearer ${token}` };
-    const rootRes = await request(`${base}/folders/root/subfolders`, { headers: auth });
-    const root = ((await rootRes.body.json()) as any).data.parentFolder.id as string;
+    const { auth, root } = await benchUser(base);
 
     // Ceiling and subject alternate, ROUNDS times, each upload starting with no dirty pages left
     // by the previous one (`sync`): the VM disk's write-back otherwise lands on whoever runs next.
@@ -223,18 +110,15 @@ async function main() {
   }
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const table = [
+  const table = renderTable(
     `bench:files — ${new Date().toISOString()} — ${cpu}, ${os.cpus().length} cores, Node ${process.version}`,
     `Servers (Coffre on SQLite started as \`npm start\` runs it, and the bare node:http ceiling with the same environment) free on both cores; load (curl for transfers, undici for API calls) pinned to core ${LOAD_CORE}. Transfers: median of ${ROUNDS} alternating rounds, \`sync\` before each upload.`,
-    '',
-    '| Row | Figure | Ceiling | Ratio | Bar | Result |',
-    '|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.name} | ${r.figure} | ${r.ceiling} | ${r.ratio} | ${r.bar} | ${r.pass ? 'pass' : 'FAIL'} |`),
-  ].join('\n');
+    rows,
+  );
   process.stdout.write(`${table}\n`);
   await fsp.mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
   await fsp.writeFile(path.join(ROOT, 'bench', 'results', 'files.md'), `${table}\n`);
-  if (rows.some((r) => !r.pass)) process.exitCode = 1;
+  if (rows.some((r) => r.pass === false)) process.exitCode = 1;
 }
 
 await main();

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { Writable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -7,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
-import { FsBlobStore } from './blobs/fs/fs-blob-store.js';
+import { openBlobStore } from './blobs/open-blob-store.js';
 import type { AppContext } from './context.js';
 import { Keyring } from './crypto/keyring.js';
 import { loadMasterKey } from './crypto/master-key.js';
@@ -50,7 +49,7 @@ export interface AppDeps {
   logStream?: Writable | false;
   /** Default: from the configured or generated master key. */
   keyring?: Keyring;
-  /** Default: the filesystem store in `<dataDir>/blobs`. */
+  /** Default: the store COFFRE_BLOB_STORE names (closed with the app); a given store is the caller's to close. */
   blobs?: BlobStore;
 }
 
@@ -79,7 +78,7 @@ function errorCatalogDescription(): string {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
-  const blobs = deps.blobs ?? new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  const blobs = deps.blobs ?? openBlobStore(config);
   const ctx: AppContext = { config, database, db: database.db, keyring, blobs };
   const app = Fastify({
     logger:
@@ -148,6 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   startBackgroundJobs(app, ctx);
+  if (!deps.blobs && blobs.close) app.addHook('onClose', async () => blobs.close?.());
   await app.register(serviceRoutes(ctx, metrics));
   await app.register(
     async (api) => {

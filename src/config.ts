@@ -1,7 +1,13 @@
 import path from 'node:path';
+import type { S3Location } from './blobs/s3/s3-blob-store.js';
 import { parseMasterKey } from './crypto/master-key.js';
 
 export type RegistrationPolicy = 'open' | 'closed' | 'first-user';
+
+/** Where encrypted blobs live: the data folder, or an S3-compatible bucket. */
+export type BlobStoreConfig =
+  | { readonly kind: 'fs' }
+  | ({ readonly kind: 's3'; readonly partSize: number; readonly queueSize: number } & Readonly<S3Location>);
 
 /** The whole runtime configuration, read once at start and frozen. Only `main.ts` and the CLI read `process.env`. */
 export interface Config {
@@ -30,6 +36,10 @@ export interface Config {
   readonly loginMaxFailuresPerAccount: number;
   readonly loginMaxFailuresPerAddress: number;
   readonly loginWindowSeconds: number;
+  /** COFFRE_BLOB_STORE: `fs` (default, `<dataDir>/blobs`) or an S3 bucket. */
+  readonly blobStore: BlobStoreConfig;
+  /** Days a trashed item stays in the trash before the upkeep deletes it for good (0: kept until emptied). */
+  readonly trashRetentionDays: number;
 }
 
 /** Every variable the service reads, with its default; the README's configuration table mirrors this list. */
@@ -49,6 +59,8 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
   ['COFFRE_COLLECT_INTERVAL_SECONDS', '60', 'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
+  ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)'],
+  ['COFFRE_TRASH_RETENTION_DAYS', '30', 'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)'],
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
@@ -99,6 +111,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
   } catch {
     problems.push(`COFFRE_PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
   }
+  const blobStore = parseBlobStore(env.COFFRE_BLOB_STORE, env.AWS_REGION, problems);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
@@ -119,6 +132,8 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     loginMaxFailuresPerAddress: int('COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1),
     loginWindowSeconds: int('COFFRE_LOGIN_WINDOW_SECONDS', 900, 1),
     collectIntervalSeconds: int('COFFRE_COLLECT_INTERVAL_SECONDS', 60, 0),
+    blobStore,
+    trashRetentionDays: int('COFFRE_TRASH_RETENTION_DAYS', 30, 0, 36500),
     trustProxy: bool('COFFRE_TRUST_PROXY', false),
     logLevel,
     masterKey: env.COFFRE_MASTER_KEY || null,
@@ -133,4 +148,58 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+const S3_PARAMS = ['endpoint', 'region', 'forcePathStyle', 'partSize', 'queueSize'];
+const MiB = 1024 * 1024;
+
+/** Parses COFFRE_BLOB_STORE; a bad value adds one problem naming what is wrong and the expected form. */
+export function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
+  if (raw === undefined || raw === '' || raw === 'fs') return { kind: 'fs' };
+  const expected = 'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true (optional: partSize=BYTES, queueSize=N)';
+  const bad = (why: string): BlobStoreConfig => {
+    problems.push(`COFFRE_BLOB_STORE ${why}, got "${raw}" (${expected})`);
+    return { kind: 'fs' };
+  };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return bad('is not a URL');
+  }
+  if (url.protocol !== 's3:') return bad(`has an unknown scheme "${url.protocol.replace(/:$/, '')}"`);
+  if (url.username || url.password) return bad('must not hold credentials (use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)');
+  const bucket = url.hostname;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) return bad('needs a valid bucket name (3-63 lowercase letters, digits, dots, hyphens)');
+  const unknown = [...url.searchParams.keys()].filter((k) => !S3_PARAMS.includes(k));
+  if (unknown.length > 0) return bad(`has unknown parameter(s) ${unknown.join(', ')}`);
+  let prefix = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
+  if (prefix && !prefix.endsWith('/')) prefix += '/';
+  const endpoint = url.searchParams.get('endpoint') || null;
+  if (endpoint) {
+    try {
+      const e = new URL(endpoint);
+      if (e.protocol !== 'http:' && e.protocol !== 'https:') return bad('has an endpoint that is not http(s)');
+    } catch {
+      return bad('has an endpoint that is not a URL');
+    }
+  }
+  const pathStyle = url.searchParams.get('forcePathStyle');
+  if (pathStyle !== null && !['true', 'false'].includes(pathStyle)) return bad('has forcePathStyle other than true or false');
+  // Multipart: parts of 5 MiB to 5 GiB (S3's limits), up to 16 in flight; memory per upload is
+  // about (queueSize + 1) × partSize.
+  const partSize = url.searchParams.has('partSize') ? Number(url.searchParams.get('partSize')) : 5 * MiB;
+  if (!Number.isInteger(partSize) || partSize < 5 * MiB || partSize > 5 * 1024 * MiB) return bad(`has partSize outside ${5 * MiB}..${5 * 1024 * MiB} bytes`);
+  const queueSize = url.searchParams.has('queueSize') ? Number(url.searchParams.get('queueSize')) : 2;
+  if (!Number.isInteger(queueSize) || queueSize < 1 || queueSize > 16) return bad('has queueSize outside 1..16');
+  return {
+    kind: 's3',
+    partSize,
+    queueSize,
+    bucket,
+    prefix,
+    endpoint,
+    region: url.searchParams.get('region') || awsRegion || 'us-east-1',
+    forcePathStyle: pathStyle === 'true',
+  };
 }

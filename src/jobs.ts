@@ -2,29 +2,71 @@ import type { FastifyInstance } from 'fastify';
 import { forgetOldAttempts } from './access/throttle.js';
 import { collectGarbage } from './blobs/blob-collector.js';
 import type { AppContext } from './context.js';
-import { nowIso } from './lib/time.js';
+import { forgetOldLeases } from './db/leases.js';
+import { DAY_MS, isoPlus, nowIso } from './lib/time.js';
 import { deleteExpiredTokens } from './modules/accounts/accounts.repository.js';
+import { deleteClosedLinks } from './modules/links/links.repository.js';
+import { purgeExpiredTrash } from './modules/trash/trash.purge.js';
 
 const STALE_UPLOAD_MS = 6 * 60 * 60 * 1000;
 // Throttle windows last minutes; a day-old counter can no longer refuse anything.
 const OLD_ATTEMPTS_MS = 24 * 60 * 60 * 1000;
+/** A link that expired or was revoked answers 410 for this long, then it is deleted (and answers 404). */
+export const CLOSED_LINK_KEPT_MS = 30 * DAY_MS;
+
+export interface RoundReport {
+  /** Blobs deleted from the store. */
+  collected: number;
+  /** Trash items deleted for good, and those kept under retention. */
+  purged: number;
+  keptUnderRetention: number;
+  /** Share links deleted 30 days after they expired or were revoked. */
+  linksDeleted: number;
+}
 
 /**
- * One round of upkeep: partial writes left by a crash, blobs no version references any more,
- * expired sign-in tokens and stale throttle counters. Every step is a conditional statement, so
- * rounds may run on several instances at once.
+ * One round of upkeep: the trash purge (after COFFRE_TRASH_RETENTION_DAYS), partial writes left
+ * by a crash, blobs no version references any more, long-closed share links, expired sign-in
+ * tokens, stale throttle counters and job leases. Rounds run on every instance at once: work on
+ * items is claimed first (`FOR UPDATE SKIP LOCKED` on PostgreSQL), the rest are single
+ * conditional statements.
  */
-export async function maintenanceRound(ctx: AppContext): Promise<{ collected: number }> {
-  await ctx.blobs.removeStaleUploads?.(STALE_UPLOAD_MS);
-  const collected = await collectGarbage(ctx.db, ctx.blobs);
-  await deleteExpiredTokens(ctx.db, nowIso());
-  await forgetOldAttempts(ctx.db, Date.now() - OLD_ATTEMPTS_MS);
-  return { collected };
+export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
+  const now = nowIso();
+  const report: RoundReport = { collected: 0, purged: 0, keptUnderRetention: 0, linksDeleted: 0 };
+  // Each step runs even when an earlier one failed (a purge error must not stop blob collection).
+  const errors: unknown[] = [];
+  const step = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+    } catch (error) {
+      errors.push(error);
+    }
+  };
+  // Purged files drop their blob references first, so the collector below deletes their bytes.
+  await step(async () => {
+    const { purged, kept } = await purgeExpiredTrash(ctx, now);
+    report.purged = purged;
+    report.keptUnderRetention = kept;
+  });
+  await step(async () => ctx.blobs.removeStaleUploads?.(STALE_UPLOAD_MS));
+  await step(async () => {
+    report.collected = await collectGarbage(ctx.database, ctx.blobs);
+  });
+  await step(async () => {
+    report.linksDeleted = await deleteClosedLinks(ctx.db, isoPlus(now, -CLOSED_LINK_KEPT_MS));
+  });
+  await step(() => deleteExpiredTokens(ctx.db, now));
+  await step(() => forgetOldAttempts(ctx.db, Date.now() - OLD_ATTEMPTS_MS));
+  await step(() => forgetOldLeases(ctx.db, isoPlus(now, -DAY_MS)));
+  if (errors.length === 1) throw errors[0];
+  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} upkeep steps failed`);
+  return report;
 }
 
 /**
  * Background work of an instance: `maintenanceRound`, on a timer. Safe on every instance at
- * once (claims are conditional updates); stopped when the app closes.
+ * once (see above); stopped when the app closes.
  */
 export function startBackgroundJobs(app: FastifyInstance, ctx: AppContext): void {
   const seconds = ctx.config.collectIntervalSeconds;
@@ -34,8 +76,10 @@ export function startBackgroundJobs(app: FastifyInstance, ctx: AppContext): void
   const run = () => {
     running = (async () => {
       try {
-        const { collected } = await maintenanceRound(ctx);
-        if (collected > 0) app.log.info({ collected }, 'deleted unreferenced blobs');
+        const report = await maintenanceRound(ctx);
+        if (report.collected > 0) app.log.info({ collected: report.collected }, 'deleted unreferenced blobs');
+        if (report.purged > 0) app.log.info({ purged: report.purged }, 'purged the trash past its retention');
+        if (report.linksDeleted > 0) app.log.info({ linksDeleted: report.linksDeleted }, 'deleted long-closed share links');
       } catch (error) {
         app.log.error({ err: error }, 'maintenance round failed');
       }

@@ -1,12 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { Keyring } from './crypto/keyring.js';
+import { loadMasterKey } from './crypto/master-key.js';
+import { masterKeyOpens } from './crypto/rotate.js';
 import { prepareDatabase } from './db/prepare.js';
 
 /** Starts a listening server and wires graceful shutdown on SIGTERM/SIGINT. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const database = await prepareDatabase(config);
-  const app = await buildApp({ config, database });
+  const masterKey = loadMasterKey(config.masterKey, config.dataDir);
+  if (!(await masterKeyOpens(database, masterKey))) {
+    await database.close();
+    throw new ConfigError([
+      'COFFRE_MASTER_KEY: the master key does not open the bucket keys in this database: every instance needs the same COFFRE_MASTER_KEY (after `coffre keys rotate`, the new one)',
+    ]);
+  }
+  const app = await buildApp({ config, database, keyring: new Keyring(masterKey) });
   app.addHook('onClose', async () => database.close());
 
   let closing = false;

@@ -187,6 +187,8 @@ describe('config: invalid values', () => {
       COFFRE_COLLECT_INTERVAL_SECONDS: '-5',
       COFFRE_TRUST_PROXY: 'maybe',
       COFFRE_MASTER_KEY: 'too-short',
+      COFFRE_BLOB_STORE: 'ftp://files',
+      COFFRE_TRASH_RETENTION_DAYS: 'forever',
     };
     const error = configError(() => loadConfig(bad));
     for (const name of Object.keys(bad)) {
@@ -213,5 +215,62 @@ describe('config: invalid values', () => {
     const error = configError(() => loadConfig({ PORT: '9000', COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'loud' }));
     assert.equal(error.problems.length, 1);
     assert.match(error.problems[0], /^LOG_LEVEL/);
+  });
+});
+
+describe('config: COFFRE_BLOB_STORE', () => {
+  it('defaults to the filesystem store', () => {
+    assert.deepEqual(loadConfig({}).blobStore, { kind: 'fs' });
+    assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 'fs' }).blobStore, { kind: 'fs' });
+  });
+
+  it('reads an s3:// URL: bucket, prefix, endpoint, region, path style', () => {
+    assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://coffre-blobs/prod/eu?endpoint=http://minio:9000&region=eu-west-3&forcePathStyle=true&partSize=16777216&queueSize=4' }).blobStore, {
+      kind: 's3',
+      partSize: 16 * 1024 * 1024,
+      queueSize: 4,
+      bucket: 'coffre-blobs',
+      prefix: 'prod/eu/',
+      endpoint: 'http://minio:9000',
+      region: 'eu-west-3',
+      forcePathStyle: true,
+    });
+    assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://my.bucket', AWS_REGION: 'us-west-2' }).blobStore, {
+      kind: 's3',
+      partSize: 5 * 1024 * 1024,
+      queueSize: 2,
+      bucket: 'my.bucket',
+      prefix: '',
+      endpoint: null,
+      region: 'us-west-2',
+      forcePathStyle: false,
+    });
+  });
+
+  it('refuses a bad URL with a message that shows the expected form', () => {
+    for (const [raw, why] of [
+      ['s3:/', /bucket name/],
+      ['http://bucket', /unknown scheme "http"/],
+      ['s3://Bad_Bucket', /bucket name/],
+      ['s3://key:secret@bucket', /credentials/],
+      ['s3://bucket?endpoint=nope', /endpoint/],
+      ['s3://bucket?endpont=http://x', /unknown parameter\(s\) endpont/],
+      ['s3://bucket?forcePathStyle=yes', /forcePathStyle/],
+      ['s3://bucket?partSize=1048576', /partSize outside/],
+      ['s3://bucket?queueSize=0', /queueSize outside/],
+      ['not a url', /not a URL/],
+    ] as const) {
+      const error = configError(() => loadConfig({ COFFRE_BLOB_STORE: raw }));
+      assert.equal(error.problems.length, 1, raw);
+      assert.match(error.problems[0], /^COFFRE_BLOB_STORE /);
+      assert.match(error.problems[0], why, raw);
+      assert.match(error.problems[0], /expected `fs` or s3:\/\/bucket/);
+    }
+  });
+
+  it('reads COFFRE_TRASH_RETENTION_DAYS (default 30, 0 turns the purge off)', () => {
+    assert.equal(loadConfig({}).trashRetentionDays, 30);
+    assert.equal(loadConfig({ COFFRE_TRASH_RETENTION_DAYS: '0' }).trashRetentionDays, 0);
+    configError(() => loadConfig({ COFFRE_TRASH_RETENTION_DAYS: '-1' }));
   });
 });

@@ -13,8 +13,24 @@ import { prepareDatabase } from '../src/db/prepare.js';
 
 /** The database dialects this run covers (set by scripts/test.mjs; SQLite alone by default). */
 export const DIALECTS = (process.env.COFFRE_TEST_DIALECTS || 'sqlite').split(',') as DialectName[];
-const PG_URL = process.env.COFFRE_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_URL = process.env.COFFRE_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const RUN_ID = process.env.COFFRE_TEST_RUN_ID || `solo${randomBytes(3).toString('hex')}`;
+
+/** A new schema name of this run (dropped by scripts/test.mjs when the run ends). */
+export function newSchemaName(): string {
+  return `t_${RUN_ID}_${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * The DATABASE_URL a separate process (a server, the CLI) uses to reach a test's database: the
+ * PostgreSQL URL with the test's schema as search path; SQLite needs none (it is in the data folder).
+ */
+export function databaseUrlFor(database: DatabaseHandle): string | undefined {
+  if (database.dialect !== 'postgres') return undefined;
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${database.schema}`);
+  return url.toString();
+}
 
 export interface BuildOptions {
   config?: Partial<Config>;
@@ -39,7 +55,7 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-test-'));
   // Schemas are dropped by scripts/test.mjs once the whole run is over: dropping them while other
   // test files run makes Kysely's migrator, which inspects every schema, fail intermittently.
-  const schema = `t_${RUN_ID}_${randomBytes(6).toString('hex')}`;
+  const schema = newSchemaName();
   const config = loadConfig(
     { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
     options.config,

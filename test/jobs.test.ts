@@ -7,6 +7,9 @@ import { FsBlobStore } from '../src/blobs/fs/fs-blob-store.js';
 import type { AppContext } from '../src/context.js';
 import { maintenanceRound } from '../src/jobs.js';
 import { DIALECTS, build, client, signUp } from './helper.js';
+import { putFile, rootFolderId } from './support/files.js';
+
+const DAY = 24 * 3600 * 1000;
 
 for (const dialect of DIALECTS) {
   describe(`upkeep round [${dialect}]`, () => {
@@ -36,6 +39,79 @@ for (const dialect of DIALECTS) {
       const keys = (await db.selectFrom('throttles').select('key').where('key', 'like', 'test:%').execute()).map((r) => r.key);
       assert.deepEqual(keys, ['test:fresh']);
       assert.equal((await user.api.get('/api/auth/me')).status, 200, 'the live session still works');
+    });
+
+    it('purges the trash past COFFRE_TRASH_RETENTION_DAYS, keeps retained and recent items, and two instances purge each item once', async (t) => {
+      const test = await build(t, dialect, { config: { collectIntervalSeconds: 0, trashRetentionDays: 30 } });
+      const user = await signUp(test.app, 'Purge');
+      const db = test.database.db;
+      const root = await rootFolderId(user);
+      const live = await putFile(test.app, user, root, 'live.txt', 'live');
+      const old = await putFile(test.app, user, root, 'old.txt', 'old bytes');
+      const retained = await putFile(test.app, user, root, 'retained.txt', 'kept by law');
+      assert.equal((await user.api.put(`/api/files/update/${retained.id}`, { name: 'retained.txt', visibility: 'private', retentionPeriod: '90d' })).status, 200);
+      const recent = await putFile(test.app, user, root, 'recent.txt', 'trashed yesterday');
+      const folder = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Old folder', parentId: root })).body.data;
+      const inside = await putFile(test.app, user, folder.id, 'inside.txt', 'in an old folder');
+      for (const f of [old, retained, recent]) assert.equal((await user.api.delete(`/api/files/delete/${f.id}?trash=soft`)).status, 200);
+      assert.equal((await user.api.delete(`/api/folders/delete/${folder.id}?trash=soft`)).status, 200);
+      const longAgo = new Date(Date.now() - 31 * DAY).toISOString();
+      await db.updateTable('files').set({ deleted_at: longAgo }).where('id', 'in', [old.id, retained.id, inside.id]).execute();
+      await db.updateTable('folders').set({ deleted_at: longAgo }).where('id', '=', folder.id).execute();
+      await db.updateTable('files').set({ deleted_at: new Date(Date.now() - DAY).toISOString() }).where('id', '=', recent.id).execute();
+      const usedBefore = Number((await db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow()).used_bytes);
+
+      const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-purge-'));
+      t.after(() => fs.rmSync(blobDir, { recursive: true, force: true }));
+      const ctx = { config: test.config, database: test.database, db, blobs: new FsBlobStore(blobDir) } as unknown as AppContext;
+      // Two instances' rounds at once: each old item is purged by one of them.
+      const reports = await Promise.all([maintenanceRound(ctx), maintenanceRound(ctx)]);
+      assert.equal(reports[0].purged + reports[1].purged, 2, `purged ${reports.map((r) => r.purged)}`);
+      assert.equal(reports[0].keptUnderRetention + reports[1].keptUnderRetention, 1);
+
+      const files = (await db.selectFrom('files').select('id').where('owner_id', '=', user.id).execute()).map((r) => r.id).sort();
+      assert.deepEqual(files, [live.id, retained.id, recent.id].sort());
+      assert.equal(await db.selectFrom('folders').select('id').where('id', '=', folder.id).executeTakeFirst(), undefined);
+      const usedAfter = Number((await db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow()).used_bytes);
+      assert.equal(usedBefore - usedAfter, old.size + inside.size);
+      // The retained file keeps its lease: the next round does not try it again for an hour.
+      assert.deepEqual((await maintenanceRound(ctx)).keptUnderRetention, 0);
+      // With the purge off, nothing more goes.
+      const off = { ...ctx, config: { ...test.config, trashRetentionDays: 0 } } as AppContext;
+      await db.deleteFrom('job_leases').execute();
+      assert.equal((await maintenanceRound(off)).purged, 0);
+      assert.equal((await user.api.get(`/api/files/details/${recent.id}`)).status, 200);
+    });
+
+    it('deletes share links 30 days after they expired or were revoked, and keeps the others', async (t) => {
+      const test = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
+      const user = await signUp(test.app, 'Links');
+      const db = test.database.db;
+      const file = await putFile(test.app, user, await rootFolderId(user), 'shared.txt', 'shared');
+      const hashes: string[] = [];
+      for (let i = 0; i < 4; i++) hashes.push((await user.api.post(`/api/files/share/${file.id}`, { expirationDays: 1 })).body.data.sharedHash);
+      const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
+      await db.updateTable('share_links').set({ expires_at: ago(31) }).where('shared_hash', '=', hashes[0]).execute();
+      await db.updateTable('share_links').set({ expires_at: ago(2) }).where('shared_hash', '=', hashes[1]).execute();
+      await db.updateTable('share_links').set({ revoked_at: ago(31), expires_at: null }).where('shared_hash', '=', hashes[2]).execute();
+      const ctx = { config: test.config, database: test.database, db, blobs: { removeStaleUploads: undefined } } as unknown as AppContext;
+      const report = await maintenanceRound({ ...ctx, blobs: new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-links-'))) });
+      assert.equal(report.linksDeleted, 2);
+      const left = (await db.selectFrom('share_links').select('shared_hash').execute()).map((r) => r.shared_hash).sort();
+      assert.deepEqual(left, [hashes[1], hashes[3]].sort());
+      // Recently expired: still 410; long gone: 404.
+      assert.equal((await client(test.app).post(`/api/files/shared/${hashes[1]}`, {})).status, 410);
+      assert.equal((await client(test.app).post(`/api/files/shared/${hashes[0]}`, {})).status, 404);
+    });
+
+    it('runs every upkeep step even when one fails, then reports the failure', async (t) => {
+      const test = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
+      const db = test.database.db;
+      await db.insertInto('throttles').values({ key: 'test:stale', count: 1, window_start_ms: Date.now() - 2 * DAY }).execute();
+      const broken = { kind: 'broken', removeStaleUploads: async () => { throw new Error('store unreachable'); }, delete: async () => {} };
+      const ctx = { config: test.config, database: test.database, db, blobs: broken } as unknown as AppContext;
+      await assert.rejects(maintenanceRound(ctx), /store unreachable/);
+      assert.equal(await db.selectFrom('throttles').select('key').where('key', '=', 'test:stale').executeTakeFirst(), undefined, 'later steps still ran');
     });
   });
 }

@@ -39,6 +39,8 @@ export interface BlobStore {
   ping(): Promise<void>;
   /** Removes partial writes a crash left behind, older than `olderThanMs` (stores that have any). */
   removeStaleUploads?(olderThanMs: number): Promise<number>;
+  /** Releases connections (stores that hold any). */
+  close?(): Promise<void>;
 }
 
 const BLOB_KEY = /^[A-Za-z0-9_-]{16,128}$/;

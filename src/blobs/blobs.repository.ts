@@ -36,10 +36,27 @@ export async function deleteBlobRow(db: DbOrTrx, id: string): Promise<void> {
 
 /**
  * Claims up to `limit` blobs to delete: unreferenced ready blobs, uploads abandoned before
- * `staleBefore`, and claims by a crashed collector older than `staleBefore`. The claim is a
- * conditional update, so two instances never claim the same blob.
+ * `staleBefore`, and claims by a crashed collector older than `staleBefore`; a claimed blob is
+ * `deleting` with `updated_at = now`. Two instances never claim the same blob. With `skipLocked`
+ * (PostgreSQL) one statement claims a batch and skips rows another collector is claiming, so
+ * collectors on every instance take disjoint batches; otherwise (SQLite, one writer) each
+ * candidate is claimed by a conditional update.
  */
-export async function claimGarbage(db: DbOrTrx, now: string, staleBefore: string, limit: number): Promise<string[]> {
+export async function claimGarbage(db: DbOrTrx, now: string, staleBefore: string, limit: number, skipLocked: boolean): Promise<string[]> {
+  if (skipLocked) {
+    const result = await sql<{ id: string }>`
+      update blobs set state = 'deleting', updated_at = ${now}
+      where id in (
+        select id from blobs
+        where ref_count <= 0
+          and (state = 'ready' or (state in ('uploading', 'deleting') and updated_at < ${staleBefore}))
+        limit ${limit}
+        for update skip locked
+      )
+      returning id
+    `.execute(db);
+    return result.rows.map((r) => r.id);
+  }
   const candidates = await db
     .selectFrom('blobs')
     .select(['id', 'state', 'updated_at'])

@@ -1,9 +1,13 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { FsBlobStore } from '../blobs/fs/fs-blob-store.js';
+import { openBlobStore } from '../blobs/open-blob-store.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { Keyring } from '../crypto/keyring.js';
-import { loadMasterKey } from '../crypto/master-key.js';
+import { MASTER_KEY_FILE, loadMasterKey } from '../crypto/master-key.js';
+import { masterKeyOpens, rewrapBucketKeys, stageMasterKey } from '../crypto/rotate.js';
+import { KEY_BYTES } from '../crypto/stream-cipher.js';
 import { prepareDatabase, prepareDatabaseWithReport } from '../db/prepare.js';
 import { AppError } from '../errors.js';
 import { accountService } from '../modules/accounts/accounts.service.js';
@@ -17,15 +21,21 @@ Usage:
   coffre user create --email E --password P --name N
                                                  create an account (any registration policy)
   coffre user quota --email E --bytes N          set an account's storage quota ("default" resets it)
+  coffre keys rotate [--out FILE]                new master key; re-wraps the bucket keys only. The
+                                                 key in <data>/master.key is replaced; with
+                                                 COFFRE_MASTER_KEY set, the new key goes to FILE.
+                                                 Restart every instance with the new key.
 
 Configuration comes from environment variables; see the README.`;
 
 async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0]) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
   const database = await prepareDatabase(config);
+  const blobs = openBlobStore(config);
   try {
-    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')) });
+    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs });
   } finally {
+    await blobs.close?.();
     await database.close();
   }
 }
@@ -77,7 +87,39 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`Quota of <${user.email}> is now ${user.quotaBytes} bytes\n`);
     return 0;
   }
+  if (command === 'keys' && sub === 'rotate') {
+    const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } }, strict: true });
+    process.stdout.write(`${await rotateKeys(values.out)}\n`);
+    return 0;
+  }
   throw new UsageError(`unknown command: ${argv.join(' ')}`);
+}
+
+/** `coffre keys rotate`: the new key is saved before the bucket keys are re-wrapped, never after. */
+async function rotateKeys(out: string | undefined): Promise<string> {
+  const config = loadConfig(process.env);
+  if (config.masterKey && !out) throw new UsageError('COFFRE_MASTER_KEY is set: give --out FILE for the new key (then put it in every instance\'s COFFRE_MASTER_KEY)');
+  if (!config.masterKey && !fs.existsSync(path.join(config.dataDir, MASTER_KEY_FILE))) throw new UsageError(`no master key to rotate in ${config.dataDir}`);
+  const currentKey = loadMasterKey(config.masterKey, config.dataDir);
+  const current = new Keyring(currentKey);
+  const newMaster = randomBytes(KEY_BYTES);
+  const database = await prepareDatabase(config);
+  try {
+    if (!(await masterKeyOpens(database, currentKey))) throw new UsageError('the current master key does not open the bucket keys in this database: nothing to rotate from');
+    const stage = stageMasterKey(newMaster, out ? { outFile: path.resolve(out) } : { dataDir: config.dataDir });
+    let count: number;
+    try {
+      count = await rewrapBucketKeys(database, current, newMaster);
+    } catch (error) {
+      fs.rmSync(stage.staged, { force: true });
+      throw error;
+    }
+    stage.commit();
+    const where = out ? `written to ${path.resolve(out)}: set it as COFFRE_MASTER_KEY on every instance` : `now in ${path.join(config.dataDir, MASTER_KEY_FILE)}`;
+    return `Re-wrapped ${count} bucket key(s) under a new master key, ${where}. Restart every instance with the new key; the old one no longer opens anything.`;
+  } finally {
+    await database.close();
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -15,6 +15,12 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface DialectCapabilities {
   /** `SELECT … FOR UPDATE` row locks (PostgreSQL); SQLite serialises writers instead. */
   readonly rowLocks: boolean;
+  /**
+   * `FOR UPDATE SKIP LOCKED` (PostgreSQL): background jobs on several instances take disjoint
+   * batches of work instead of queueing on the same rows. SQLite has one writer at a time and
+   * claims with conditional updates.
+   */
+  readonly skipLocked: boolean;
 }
 
 export interface DatabaseHandle {
@@ -70,7 +76,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     db,
     dialect: 'postgres',
     schema: current.rows[0]?.schema ?? schema,
-    capabilities: { rowLocks: true },
+    capabilities: { rowLocks: true, skipLocked: true },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -89,7 +95,7 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
   return {
     db,
     dialect: 'sqlite',
-    capabilities: { rowLocks: false },
+    capabilities: { rowLocks: false, skipLocked: false },
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -5,6 +5,7 @@ import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-files.js';
 import * as m003 from './migrations/003-share-links.js';
 import * as m004 from './migrations/004-permissions.js';
+import * as m005 from './migrations/005-scale-out.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002-files': m002,
   '003-share-links': m003,
   '004-permissions': m004,
+  '005-scale-out': m005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

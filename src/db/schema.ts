@@ -19,6 +19,7 @@ export interface Database {
   file_versions: FileVersionsTable;
   blobs: BlobsTable;
   permissions: PermissionsTable;
+  job_leases: JobLeasesTable;
 }
 
 export interface UsersTable {
@@ -50,6 +51,13 @@ export interface TokensTable {
 }
 
 /** Fixed-window failure counters (logins now, link passwords later), shared by every instance. */
+/** A background job's claim on one item (migration 005): free again after `lease_until`. */
+export interface JobLeasesTable {
+  job: string;
+  item_id: string;
+  lease_until: string;
+}
+
 export interface ThrottlesTable {
   key: string;
   count: number;

@@ -132,7 +132,7 @@ function assertInjectError(res: LightMyRequestResponse, status: number, code?: s
 /** Runs the blob collector once, as the background job would. */
 function collector(database: DatabaseHandle, config: Config) {
   const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  return () => collectGarbage(database.db, store);
+  return () => collectGarbage(database, store);
 }
 
 /** Every entry (file or folder) under a directory, as paths relative to it. */

@@ -451,7 +451,7 @@ for (const dialect of DIALECTS) {
       assert.equal(after.usedBytes, before.usedBytes);
       const blobs = await database.db.selectFrom('blobs').selectAll().execute();
       assert.ok(blobs.every((b) => Number(b.ref_count) === 0), 'no blob is referenced any more');
-      await collectGarbage(database.db, new FsBlobStore(path.join(config.dataDir, 'blobs')));
+      await collectGarbage(database, new FsBlobStore(path.join(config.dataDir, 'blobs')));
       const collected = await snapshot(database, config, user, [root, folder]);
       assert.equal(collected.blobRows.length, before.blobRows.length, 'the collector reclaims the bytes');
       assert.equal(collected.storedBlobs.length, before.storedBlobs.length);
@@ -738,33 +738,33 @@ for (const dialect of DIALECTS) {
       const trashBlobs = [...(await blobsOfFile(database, t1.id)), ...(await blobsOfFile(database, t2.id))];
       const all = [...keepBlobs, ...aBlobs, ...xBlobs, ...trashBlobs];
       assert.equal(new Set(all).size, 8);
-      assert.equal(await collectGarbage(database.db, store), 0, 'nothing is garbage yet');
+      assert.equal(await collectGarbage(database, store), 0, 'nothing is garbage yet');
       await assertPresent(database, config, store, all);
 
       // A hard-deleted file: both its versions' blobs go, but only when the collector runs.
       assert.equal((await user.api.delete(`/api/files/delete/${twoVersions.id}?trash=hard`)).status, 200);
       for (const id of aBlobs) assert.equal(Number((await blobRow(database, id))!.ref_count), 0);
-      assert.equal(await collectGarbage(database.db, store), 2);
+      assert.equal(await collectGarbage(database, store), 2);
       await assertCollected(database, config, store, aBlobs);
 
       // A hard-deleted folder: every blob of its subtree goes.
       assert.equal((await user.api.delete(`/api/folders/delete/${x}?trash=hard`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 3);
+      assert.equal(await collectGarbage(database, store), 3);
       await assertCollected(database, config, store, xBlobs);
 
       // The trash keeps its bytes until it is emptied.
       assert.equal((await user.api.delete(`/api/files/delete/${t1.id}`)).status, 200);
       assert.equal((await user.api.delete(`/api/folders/delete/${tFolder}`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 0, 'trashed files keep their blobs');
+      assert.equal(await collectGarbage(database, store), 0, 'trashed files keep their blobs');
       await assertPresent(database, config, store, trashBlobs);
       const emptied = await user.api.delete('/api/trash/empty');
       assert.equal(emptied.status, 200);
       assert.equal(emptied.body.data.deleted, 2);
-      assert.equal(await collectGarbage(database.db, store), 2);
+      assert.equal(await collectGarbage(database, store), 2);
       await assertCollected(database, config, store, trashBlobs);
 
       // Only the live file's blob is left, on disk and in the table, and it still downloads.
-      assert.equal(await collectGarbage(database.db, store), 0);
+      assert.equal(await collectGarbage(database, store), 0);
       assert.deepEqual((await database.db.selectFrom('blobs').select('id').execute()).map((r) => r.id), keepBlobs);
       assert.deepEqual(storedFiles(config).blobs.map((p) => path.basename(p)), keepBlobs);
       assert.deepEqual(storedFiles(config).tmp, []);
@@ -801,11 +801,11 @@ for (const dialect of DIALECTS) {
       assert.equal(Number((await blobRow(database, blob))!.ref_count), 2);
       assert.equal((await user.api.delete(`/api/files/delete/${original.id}?trash=hard`)).status, 200);
       assert.equal(Number((await blobRow(database, blob))!.ref_count), 1);
-      assert.equal(await collectGarbage(database.db, store), 0, 'the copy still uses the blob');
+      assert.equal(await collectGarbage(database, store), 0, 'the copy still uses the blob');
       await assertPresent(database, config, store, [blob]);
       assert.ok((await download(copy.id)).equals(data));
       assert.equal((await user.api.delete(`/api/files/delete/${copy.id}?trash=hard`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 1);
+      assert.equal(await collectGarbage(database, store), 1);
       await assertCollected(database, config, store, [blob]);
 
       // A folder copy.
@@ -819,11 +819,11 @@ for (const dialect of DIALECTS) {
       assert.equal(copied.length, 1);
       assert.deepEqual(await blobsOfFile(database, copied[0].id), [sBlob]);
       assert.equal((await user.api.delete(`/api/folders/delete/${s}?trash=hard`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 0, 'the folder copy still uses the blob');
+      assert.equal(await collectGarbage(database, store), 0, 'the folder copy still uses the blob');
       await assertPresent(database, config, store, [sBlob]);
       assert.ok((await download(copied[0].id)).equals(sData));
       assert.equal((await user.api.delete(`/api/folders/delete/${sCopy.body.data.id}?trash=hard`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 1);
+      assert.equal(await collectGarbage(database, store), 1);
       await assertCollected(database, config, store, [sBlob]);
 
       // A restored version shares the blob of the version it restores.
@@ -837,11 +837,11 @@ for (const dialect of DIALECTS) {
       assert.equal(v3.blob_id, v1Blob);
       assert.equal(Number((await blobRow(database, v1Blob))!.ref_count), 2);
       assert.equal((await user.api.delete(`/api/files/versions/${v.id}/${v1.id}`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 0, 'the restored version still uses the blob');
+      assert.equal(await collectGarbage(database, store), 0, 'the restored version still uses the blob');
       await assertPresent(database, config, store, [v1Blob, v2Blob]);
       assert.ok((await download(v.id)).equals(v1Data));
       assert.equal((await user.api.delete(`/api/files/versions/${v.id}/${v2.id}`)).status, 200);
-      assert.equal(await collectGarbage(database.db, store), 1);
+      assert.equal(await collectGarbage(database, store), 1);
       await assertCollected(database, config, store, [v2Blob]);
       await assertPresent(database, config, store, [v1Blob]);
       assert.ok((await download(v.id, v3.id)).equals(v1Data));
@@ -870,13 +870,13 @@ for (const dialect of DIALECTS) {
       const staleClaim = await insert('deleting', 7 * 3600_000);
       const freshClaim = await insert('deleting', 60_000);
 
-      assert.equal(await collectGarbage(database.db, store), 3);
+      assert.equal(await collectGarbage(database, store), 3);
       await assertCollected(database, config, store, [staleUpload, staleUploadNoBytes, staleClaim]);
       await assertPresent(database, config, store, [freshUpload, freshClaim, liveBlob]);
       assert.equal((await blobRow(database, freshUpload))!.state, 'uploading');
 
       // A shorter staleness limit reaches the younger ones; the live blob still stays.
-      assert.equal(await collectGarbage(database.db, store, { staleAfterMs: 30_000 }), 2);
+      assert.equal(await collectGarbage(database, store, { staleAfterMs: 30_000 }), 2);
       await assertCollected(database, config, store, [freshUpload, freshClaim]);
       await assertPresent(database, config, store, [liveBlob]);
       const download = await app.inject({ method: 'GET', url: `/api/files/download/${live.id}`, headers: { authorization: `Bearer ${user.token}` } });
@@ -895,16 +895,16 @@ for (const dialect of DIALECTS) {
         assert.equal((await user.api.delete(`/api/files/delete/${f.id}?trash=hard`)).status, 200);
       }
       const counts = await Promise.all([
-        collectGarbage(database.db, store, { batchSize: 3 }),
-        collectGarbage(database.db, store, { batchSize: 3 }),
-        collectGarbage(database.db, store, { batchSize: 5 }),
+        collectGarbage(database, store, { batchSize: 3 }),
+        collectGarbage(database, store, { batchSize: 3 }),
+        collectGarbage(database, store, { batchSize: 5 }),
       ]);
       // No blob is counted twice: what the runs report is exactly what disappeared.
       const left = (await database.db.selectFrom('blobs').select('id').execute()).map((r) => r.id);
       assert.equal(counts.reduce((a, b) => a + b, 0), 12 - left.length, `counts ${counts.join(',')}, ${left.length} left`);
       for (const id of ids.filter((id) => !left.includes(id))) assert.equal(await store.exists(id), false);
       // A run that lost races may stop early; the next run takes the rest.
-      assert.equal(await collectGarbage(database.db, store, { batchSize: 3 }), left.length);
+      assert.equal(await collectGarbage(database, store, { batchSize: 3 }), left.length);
       await assertCollected(database, config, store, ids);
       assert.deepEqual(storedFiles(config), { blobs: [], tmp: [] });
     });
@@ -1508,7 +1508,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await recount(database, user.id), []);
 
       // After a collection, the store holds exactly the referenced blobs, and live files download intact.
-      await collectGarbage(database.db, store);
+      await collectGarbage(database, store);
       const referenced = new Set((await database.db.selectFrom('file_versions').select('blob_id').execute()).map((r) => r.blob_id));
       const blobRows = await database.db.selectFrom('blobs').select('id').execute();
       assert.deepEqual(new Set(blobRows.map((r) => r.id)), referenced);

@@ -45,3 +45,15 @@ export async function takeAccess(db: DbOrTrx, id: string, now: string): Promise<
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/**
+ * Deletes links that expired or were revoked before `before`: one statement, safe on every
+ * instance at once. Until then a closed link still answers 410; after it, 404.
+ */
+export async function deleteClosedLinks(db: DbOrTrx, before: string): Promise<number> {
+  const result = await db
+    .deleteFrom('share_links')
+    .where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,143 @@
+/**
+ * What the benchmarks share: starting servers as `npm start` runs them, pinning the load to one
+ * core, timing transfers with curl, and the result table.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+
+export const GiB = 1024 ** 3;
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+export const LOAD_CORE = '1';
+
+export interface Row {
+  name: string;
+  figure: string;
+  ceiling: string;
+  ratio: string;
+  bar: string;
+  /** null: informational, no bar to pass. */
+  pass: boolean | null;
+}
+
+export function pin(core: string) {
+  try {
+    execFileSync('taskset', ['-cp', core, String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    // taskset missing: the table says unpinned
+  }
+}
+
+export async function makeFile(file: string, size: number) {
+  const chunk = Buffer.alloc(8 * 1024 * 1024);
+  for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((i * 2654435761) >>> 0, i);
+  const handle = await fsp.open(file, 'w');
+  for (let written = 0; written < size; written += chunk.length) await handle.write(chunk, 0, Math.min(chunk.length, size - written));
+  await handle.close();
+}
+
+/**
+ * The server starts exactly as `npm start` runs it (its environment settings and Node flags
+ * included), without npm in between, so the measured process is the server itself.
+ */
+export function startCommand(): { args: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const words = String(pkg.scripts.start).trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_]+=/.test(words[0])) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name] = value.join('=');
+  }
+  if (words.shift() !== 'node') throw new Error(`bench:files expects "start" to run node, found: ${pkg.scripts.start}`);
+  return { args: words, env };
+}
+
+/**
+ * Servers run free on every core: this process is pinned to the load core, and a child inherits
+ * its parent's affinity, so the child's is widened again (taskset execs node: same pid).
+ */
+export function startProcess(args: string[], env: Record<string, string>): ChildProcess {
+  const allCores = `0-${os.cpus().length - 1}`;
+  return spawn('taskset', ['-c', allCores, process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+export async function waitFor(url: string) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const res = await request(url);
+      await res.body.dump();
+      return;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error(`${url} never answered`);
+}
+
+export function peakRss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+export function resetPeakRss(pid: number) {
+  // Writing 5 to clear_refs resets VmHWM (Linux), so each phase gets its own peak.
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not permitted: the peak then covers the whole run, which is stricter
+  }
+}
+
+/**
+ * Transfers run through curl (pinned to the load core): a single undici client on one core tops
+ * out near 700 MB/s on loopback, below what the bare ceiling serves, which would flatter the ratio.
+ */
+export function curl(args: string[]): { seconds: number; status: number; bytes: number } {
+  const out = execFileSync('taskset', ['-c', LOAD_CORE, 'curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{http_code} %{size_download}', ...args], { encoding: 'utf8' });
+  const [seconds, status, bytes] = out.trim().split(' ').map(Number);
+  return { seconds, status, bytes };
+}
+
+export async function timeUpload(url: string, file: string, headers: Record<string, string>): Promise<number> {
+  const res = curl(['-T', file, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]);
+  if (res.status >= 300) throw new Error(`upload answered ${res.status}`);
+  return res.seconds;
+}
+
+export async function timeDownload(url: string, headers: Record<string, string>, expected: number): Promise<number> {
+  const res = curl([...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]);
+  if (res.status !== 200 || res.bytes !== expected) throw new Error(`download answered ${res.status} with ${res.bytes} bytes`);
+  return res.seconds;
+}
+
+export const mbps = (bytes: number, seconds: number) => bytes / seconds / 1e6;
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** The table every benchmark prints: a title line, a note, then one row per figure. */
+export function renderTable(title: string, note: string, rows: Row[]): string {
+  return [
+    title,
+    note,
+    '',
+    '| Row | Figure | Ceiling | Ratio | Bar | Result |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.name} | ${r.figure} | ${r.ceiling} | ${r.ratio} | ${r.bar} | ${r.pass === null ? 'info' : r.pass ? 'pass' : 'FAIL'} |`),
+  ].join('\n');
+}
+
+/** Signs up the benchmark's account on a fresh server; its bearer header and root folder id. */
+export async function benchUser(api: string): Promise<{ auth: { authorization: string }; root: string }> {
+  const reg = await request(`${api}/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.com', password: 'bench password', name: 'Bench' }),
+  });
+  const token = ((await reg.body.json()) as any).data.accessToken as string;
+  const auth = { authorization: `Bearer ${token}` };
+  const rootRes = await request(`${api}/folders/root/subfolders`, { headers: auth });
+  return { auth, root: ((await rootRes.body.json()) as any).data.parentFolder.id as string };
+}

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { once } from 'node:events';
+
+/** One real Coffre server process (`node --import tsx src/main.ts`), on a port of its own. */
+export interface Instance {
+  name: string;
+  url: string;
+  process: ChildProcess;
+  /** Every JSON log line the process wrote so far. */
+  logs: Record<string, unknown>[];
+  /** Everything else it wrote (stderr, plain stdout lines). */
+  output: string[];
+  stop(): Promise<void>;
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Starts a server with `env` (added to a clean copy of this process's environment); resolves once it listens. */
+export async function startInstance(name: string, env: Record<string, string>): Promise<Instance> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `coffre-${name}-`));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', COFFRE_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const output: string[] = [];
+  let pending = '';
+  let resolveUrl: (url: string) => void;
+  const listening = new Promise<string>((resolve) => (resolveUrl = resolve));
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    pending += text;
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      const running = /Coffre is running: (http:\/\/localhost:\d+)/.exec(line);
+      if (running) resolveUrl(running[1].replace('localhost', '127.0.0.1'));
+      if (line.startsWith('{')) {
+        try {
+          logs.push(JSON.parse(line));
+          continue;
+        } catch {
+          // not a log line
+        }
+      }
+      if (line.trim()) output.push(line);
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => output.push(text));
+  const exited = once(child, 'exit');
+  const url = await Promise.race([
+    listening,
+    exited.then(([code]) => {
+      throw new Error(`instance ${name} exited with ${code} before listening:\n${output.join('\n')}`);
+    }),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`instance ${name} did not listen within 30 s:\n${output.join('\n')}`)), 30_000).unref()),
+  ]).catch((error) => {
+    child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  return {
+    name,
+    url,
+    process: child,
+    logs,
+    output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+  raw: Buffer;
+}
+
+/** One HTTP request to an instance; JSON bodies are sent and parsed. */
+export async function http(base: string, method: string, url: string, options: { token?: string; json?: unknown; body?: Buffer; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: Buffer | string | undefined;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.body) {
+    headers['content-type'] = 'application/octet-stream';
+    body = options.body;
+  }
+  const res = await fetch(`${base}${url}`, { method, headers, body });
+  const raw = Buffer.from(await res.arrayBuffer());
+  let parsed: unknown = raw;
+  if ((res.headers.get('content-type') ?? '').includes('json') && raw.length > 0) parsed = JSON.parse(raw.toString('utf8'));
+  return { status: res.status, headers: res.headers, body: parsed, raw };
+}
