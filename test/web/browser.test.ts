@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it, type TestContext } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { buildWeb } from '../../scripts/build-web.mjs';
+import { DIALECTS, build } from '../helper.js';
+
+// The web application in a real browser: Debian's chromium driven by playwright-core, against the
+// real server listening on a port, on each database dialect. Screenshots go to test-results/.
+
+const CHROMIUM = process.env.COFFRE_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = path.resolve('test-results');
+const inCi = /^(1|true)$/i.test(process.env.CI ?? '');
+
+// One build of the bundle for the whole file, into a folder of its own (dist/web is left alone).
+const webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-web-'));
+let built: Promise<string> | null = null;
+const buildOnce = () => (built ??= buildWeb({ outDir: webRoot, minify: false }));
+after(() => fs.rmSync(webRoot, { recursive: true, force: true }));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A browser when the Debian chromium is installed; in CI its absence fails the test. */
+async function launch(t: TestContext): Promise<Browser | null> {
+  if (!fs.existsSync(CHROMIUM)) {
+    assert.ok(!inCi, `${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
+    return null;
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  t.after(() => browser.close());
+  return browser;
+}
+
+/** A fresh context (no storage shared with the others) whose page fails the test on a CSP violation. */
+async function newPage(browser: Browser, violations: string[], options: Parameters<Browser['newContext']>[0] = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ locale: 'en-US', acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...options });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) violations.push(msg.text());
+  });
+  page.on('pageerror', (error) => violations.push(`page error: ${error.message}`));
+  return { context, page };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`web application in Chromium [${dialect}]`, () => {
+    it('signs up, manages files, shares a link decrypted in the browser, and grants view-only access', async (t) => {
+      const browser = await launch(t);
+      if (!browser) return;
+      const root = await buildOnce();
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
+      await app.listen({ port, host: '127.0.0.1' });
+      fs.mkdirSync(SHOTS, { recursive: true });
+      let shot = 0;
+      const screenshot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `web-${dialect}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+      const violations: string[] = [];
+
+      // The pages carry a strict policy.
+      const home = await fetch(`${base}/`);
+      assert.equal(home.status, 200);
+      const csp = home.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /script-src 'self'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      assert.doesNotMatch(await home.text(), /<script>|<style>|style=/, 'no inline script or style');
+
+      // ---- sign up ----
+      const { page } = await newPage(browser, violations);
+      await page.goto(`${base}/`);
+      await page.waitForURL(/\/login/);
+      await screenshot(page, 'sign-in');
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('Name').fill('Ada Lovelace');
+      const adaEmail = `ada-${randomBytes(3).toString('hex')}@example.com`;
+      await page.getByLabel('E-mail').fill(adaEmail);
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create an account' }).click();
+      await page.waitForURL(/\/files\/fld_/);
+      await page.getByText('This folder is empty').waitFor();
+
+      // ---- create a folder and open it ----
+      await page.getByRole('button', { name: '+ New folder' }).click();
+      await page.getByLabel('Folder name').fill('Reports');
+      await page.locator('dialog#prompt').getByRole('button', { name: 'Create' }).click();
+      await page.locator('tr[data-name="Reports"] .item-name').click();
+      await page.locator('.breadcrumbs [aria-current="page"]', { hasText: 'Reports' }).waitFor();
+      assert.match(await page.locator('.display-path').innerText(), /^\/Reports$/);
+
+      // ---- upload two files through the file input ----
+      const alpha = randomBytes(150_000); // three segments of 64 KiB
+      const beta = Buffer.from('beta: a small text file\n');
+      await page.locator('input[type="file"]').setInputFiles([
+        { name: 'alpha.bin', mimeType: 'application/octet-stream', buffer: alpha },
+        { name: 'beta.txt', mimeType: 'text/plain', buffer: beta },
+      ]);
+      await page.locator('.upload.done[data-name="alpha.bin"]').waitFor();
+      await page.locator('.upload.done[data-name="beta.txt"]').waitFor();
+      await page.locator('tr[data-name="alpha.bin"]').waitFor();
+      await page.locator('tr[data-name="beta.txt"]').waitFor();
+      await screenshot(page, 'file-manager');
+
+      // ---- rename ----
+      await page.getByRole('button', { name: 'Actions for alpha.bin' }).click();
+      await page.getByRole('menuitem', { name: 'Rename' }).click();
+      await page.getByLabel('New name').fill('report.bin');
+      await page.locator('dialog#prompt').getByRole('button', { name: 'Rename' }).click();
+      await page.locator('tr[data-name="report.bin"]').waitFor();
+      assert.equal(await page.locator('tr[data-name="alpha.bin"]').count(), 0);
+
+      // ---- a link with a password and one access ----
+      await page.getByRole('button', { name: 'Actions for report.bin' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      const share = page.locator('dialog#share');
+      await share.getByLabel('Password (optional)').fill('open sesame');
+      await share.getByLabel('Access limit (0 = unlimited)').fill('1');
+      await share.getByRole('button', { name: 'Create link' }).click();
+      const shareLink = await share.locator('#created-link').inputValue();
+      assert.match(shareLink, new RegExp(`^${base}/s/[A-Za-z0-9_-]+#[A-Za-z0-9_-]{43}$`));
+      await share.getByText('0 of 1 uses').waitFor();
+      await screenshot(page, 'share-dialog');
+      await share.getByRole('button', { name: 'Close' }).first().click();
+      const linkKey = shareLink.split('#')[1];
+
+      // ---- the link in a fresh browser: password, decrypt in the page, same bytes ----
+      const visitor = await newPage(browser, violations);
+      const sent: string[] = [];
+      visitor.page.on('request', (request) => sent.push(`${request.url()} ${request.postData() ?? ''} ${JSON.stringify(request.headers())}`));
+      await visitor.page.goto(shareLink);
+      await visitor.page.getByText('This link is protected by a password.').waitFor();
+      await screenshot(visitor.page, 'link-password');
+      await visitor.page.getByLabel('Password').fill('wrong one');
+      await visitor.page.getByRole('button', { name: 'Unlock' }).click();
+      await visitor.page.getByText('Wrong password.').waitFor();
+      await visitor.page.getByLabel('Password').fill('open sesame');
+      await visitor.page.getByRole('button', { name: 'Unlock' }).click();
+      await visitor.page.getByRole('heading', { name: /report\.bin/ }).waitFor();
+      assert.equal(await visitor.page.getByTestId('remaining').innerText(), '1');
+      assert.match(await visitor.page.locator('.shared-file').innerText(), /146\.48 KB/);
+      await screenshot(visitor.page, 'link-page');
+      const [download] = await Promise.all([visitor.page.waitForEvent('download'), visitor.page.getByRole('button', { name: 'Download' }).click()]);
+      assert.equal(download.suggestedFilename(), 'report.bin');
+      const received = fs.readFileSync((await download.path())!);
+      assert.ok(received.equals(alpha), 'the bytes decrypted in the browser are the uploaded ones');
+      await visitor.page.getByText('Downloaded and decrypted in your browser').waitFor();
+      assert.ok(sent.length > 0);
+      for (const request of sent) assert.ok(!request.includes(linkKey), `the link key left the browser: ${request.slice(0, 200)}`);
+
+      // ---- a second try: used up ----
+      const late = await newPage(browser, violations);
+      await late.page.goto(shareLink);
+      await late.page.getByText('This link has been used up').waitFor();
+      await screenshot(late.page, 'link-used-up');
+      await late.context.close();
+      // A link whose key was damaged says so without asking the server anything.
+      const bad = await newPage(browser, violations);
+      await bad.page.goto(shareLink.replace(/#.*/, '#not-a-key'));
+      await bad.page.getByText('The key in this link is wrong or missing').waitFor();
+      await bad.context.close();
+      await visitor.context.close();
+
+      // The owner sees the use counted.
+      await page.getByRole('button', { name: 'Actions for report.bin' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      await share.getByText('1 of 1 uses').waitFor();
+
+      // ---- view-only access for a second user ----
+      const bobEmail = `bob-${randomBytes(3).toString('hex')}@example.com`;
+      const reg = await fetch(`${base}/api/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: bobEmail, password: 'another long passphrase', name: 'Bob' }),
+      });
+      assert.equal(reg.status, 201);
+      await share.getByRole('button', { name: 'Close' }).first().click();
+      await page.getByRole('button', { name: 'Actions for beta.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      await share.getByLabel('Their e-mail address').fill(bobEmail);
+      await share.locator('fieldset.perms').getByLabel('Can download').uncheck();
+      await share.getByRole('button', { name: 'Add', exact: true }).click();
+      await share.locator('.people-list').getByText(bobEmail).waitFor();
+      await screenshot(page, 'share-people');
+      await share.getByRole('button', { name: 'Close' }).first().click();
+
+      const bob = await newPage(browser, violations);
+      await bob.page.goto(`${base}/login`);
+      await bob.page.getByLabel('E-mail').fill(bobEmail);
+      await bob.page.getByLabel('Password').fill('another long passphrase');
+      await bob.page.getByRole('button', { name: 'Sign in' }).click();
+      await bob.page.waitForURL(/\/files\/fld_/);
+      await bob.page.getByRole('link', { name: 'Shared with me' }).click();
+      const row = bob.page.locator('tr[data-name="beta.txt"]');
+      await row.waitFor();
+      assert.match(await row.innerText(), /Ada Lovelace/);
+      assert.match(await row.innerText(), /Can view/);
+      assert.ok(await row.getByRole('button', { name: 'Download' }).isDisabled(), 'view-only: the download button is disabled');
+      await screenshot(bob.page, 'shared-with-me');
+      // And the server agrees: the content is refused to Bob.
+      const status = await bob.page.evaluate(async () => {
+        const auth = { authorization: `Bearer ${localStorage.getItem('coffre.token')}` };
+        const list = await (await fetch('/api/shared-with-me', { headers: auth })).json();
+        const item = list.data.data.find((i: { name: string }) => i.name === 'beta.txt');
+        return (await fetch(`/api/files/download/${item.itemId}`, { headers: auth })).status;
+      });
+      assert.ok(status === 403 || status === 404, `Bob's download answered ${status}`);
+      await bob.context.close();
+
+      // ---- the same screen on a phone, and in French ----
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.getByLabel('Language').first().selectOption('fr');
+      await page.getByRole('button', { name: '+ Nouveau dossier' }).waitFor();
+      await screenshot(page, 'phone-fr');
+
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
+  });
+}
