@@ -10,6 +10,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildWeb } from '../../scripts/build-web.mjs';
 import { DIALECTS, build } from '../helper.js';
 
+// Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
+declare const document: any, DataTransfer: any, DragEvent: any, localStorage: any;
+
 // The web application in a real browser: Debian's chromium driven by playwright-core, against the
 // real server listening on a port, on each database dialect. Screenshots go to test-results/.
 
@@ -117,6 +120,26 @@ for (const dialect of DIALECTS) {
       await page.locator('tr[data-name="beta.txt"]').waitFor();
       await screenshot(page, 'file-manager');
 
+      // ---- drag and drop, then the keyboard: Delete moves to the trash, which restores ----
+      await page.evaluate(() => {
+        const data = new DataTransfer();
+        data.items.add(new File(['dropped in'], 'dropped.txt', { type: 'text/plain' }));
+        const target = document.querySelector('.folder-page')!;
+        target.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+        target.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      });
+      await page.locator('tr[data-name="dropped.txt"]').waitFor();
+      await page.locator('tr[data-name="beta.txt"] .item-name').focus();
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name), 'dropped.txt');
+      await page.keyboard.press('Delete');
+      await page.locator('tr[data-name="dropped.txt"]').waitFor({ state: 'detached' });
+      await page.getByRole('link', { name: 'Trash' }).click();
+      await page.locator('tr[data-name="dropped.txt"]').getByRole('button', { name: 'Restore' }).click();
+      await page.getByText('The trash is empty.').waitFor();
+      await page.goBack();
+      await page.locator('tr[data-name="dropped.txt"]').waitFor();
+
       // ---- rename ----
       await page.getByRole('button', { name: 'Actions for alpha.bin' }).click();
       await page.getByRole('menuitem', { name: 'Rename' }).click();
@@ -215,7 +238,7 @@ for (const dialect of DIALECTS) {
       // And the server agrees: the content is refused to Bob.
       const status = await bob.page.evaluate(async () => {
         const auth = { authorization: `Bearer ${localStorage.getItem('coffre.token')}` };
-        const list = await (await fetch('/api/shared-with-me', { headers: auth })).json();
+        const list: any = await (await fetch('/api/shared-with-me', { headers: auth })).json();
         const item = list.data.data.find((i: { name: string }) => i.name === 'beta.txt');
         return (await fetch(`/api/files/download/${item.itemId}`, { headers: auth })).status;
       });

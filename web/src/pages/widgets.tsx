@@ -64,6 +64,11 @@ export function startUploads(folderId: string, files: File[]): void {
         upload.state = 'done';
         upload.loaded = upload.size;
         publishUploads();
+        // Finished uploads leave the panel after a while; failures stay until cleared.
+        setTimeout(() => {
+          uploads = uploads.filter((u) => u !== upload);
+          publishUploads();
+        }, 8000);
         for (const l of doneListeners) l(folderId);
       },
       (error: ApiError) => {
