@@ -62,6 +62,13 @@ async function newPage(browser: Browser, violations: string[], options: Paramete
   return { context, page };
 }
 
+/** Saves numbered full-page screenshots as test-results/<prefix>-NN-<name>.png. */
+function screenshots(prefix: string) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  let shot = 0;
+  return (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
+
 for (const dialect of DIALECTS) {
   describe(`web application in Chromium [${dialect}]`, () => {
     it('signs up, manages files, shares a link decrypted in the browser, and grants view-only access', async (t) => {
@@ -72,9 +79,7 @@ for (const dialect of DIALECTS) {
       const base = `http://127.0.0.1:${port}`;
       const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
       await app.listen({ port, host: '127.0.0.1' });
-      fs.mkdirSync(SHOTS, { recursive: true });
-      let shot = 0;
-      const screenshot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `web-${dialect}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+      const screenshot = screenshots(`web-${dialect}`);
       const violations: string[] = [];
 
       // The pages carry a strict policy.
@@ -251,6 +256,129 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: '+ Nouveau dossier' }).waitFor();
       await screenshot(page, 'phone-fr');
 
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
+
+    it('moves, copies, versions, sets visibility, edits and revokes links, deletes for good and switches buckets', async (t) => {
+      const browser = await launch(t);
+      if (!browser) return;
+      const root = await buildOnce();
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
+      await app.listen({ port, host: '127.0.0.1' });
+      const violations: string[] = [];
+      const screenshot = screenshots(`manage-${dialect}`);
+      const api = async (method: string, url: string, token: string | null, body?: unknown) => {
+        const res = await fetch(`${base}/api${url}`, {
+          method,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+        return { status: res.status, body: (await res.json().catch(() => null)) as any };
+      };
+      const reg = await api('POST', '/auth/register', null, { email: `cy-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', name: 'Cy' });
+      assert.equal(reg.status, 201);
+      const token: string = reg.body.data.accessToken;
+      const hub = (await api('GET', '/datahub/list', token)).body.data.data[0];
+      const second = await api('POST', `/bucket/create/${hub.id}`, token, { name: 'archive' });
+      assert.equal(second.status, 201);
+
+      const { page } = await newPage(browser, violations);
+      await page.goto(`${base}/login`);
+      await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), token);
+      await page.goto(`${base}/files`);
+      await page.waitForURL(/\/files\/fld_/);
+      await page.getByText('This folder is empty').waitFor();
+
+      // Two folders and a file with two versions.
+      for (const name of ['Inbox', 'Archive']) {
+        await page.getByRole('button', { name: '+ New folder' }).click();
+        await page.getByLabel('Folder name').fill(name);
+        await page.locator('dialog#prompt').getByRole('button', { name: 'Create' }).click();
+        await page.locator(`tr[data-name="${name}"]`).waitFor();
+      }
+      const input = page.locator('input[type="file"]');
+      await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version one') }]);
+      await page.locator('.upload.done[data-name="notes.txt"]').waitFor();
+      await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version two, longer') }]);
+      await page.locator('.upload.done[data-name="notes.txt"]').nth(1).waitFor();
+
+      // Versions panel: restore the first version.
+      await page.locator('tr[data-name="notes.txt"] td.col-size').click();
+      const details = page.locator('aside.details');
+      await details.getByRole('heading', { name: 'Versions' }).waitFor();
+      await details.locator('.versions li').nth(1).waitFor();
+      await details.getByRole('button', { name: 'Restore this version' }).click();
+      await details.locator('.versions li').nth(2).waitFor();
+      const fileId = (await page.locator('tr[data-name="notes.txt"]').getAttribute('data-id'))!;
+      const restored = await fetch(`${base}/api/files/download/${fileId}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(await restored.text(), 'version one');
+
+      // Copy into Archive, move into Inbox (the folder picker).
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Copy' }).click();
+      const picker = page.locator('dialog#picker');
+      await picker.getByRole('button', { name: 'Archive' }).click();
+      await picker.locator('.picker-path', { hasText: '/Archive' }).waitFor();
+      await picker.getByRole('button', { name: 'Choose this folder' }).click();
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Move', exact: true }).click();
+      await picker.getByRole('button', { name: 'Inbox' }).click();
+      await picker.locator('.picker-path', { hasText: '/Inbox' }).waitFor();
+      await picker.getByRole('button', { name: 'Choose this folder' }).click();
+      await page.locator('tr[data-name="notes.txt"]').waitFor({ state: 'detached' });
+      await page.locator('tr[data-name="Archive"] .item-name').click();
+      await page.locator('tr[data-name="notes.txt"]').waitFor();
+      await page.locator('.breadcrumbs a').first().click();
+      await page.locator('tr[data-name="Inbox"] .item-name').click();
+      await page.locator('tr[data-name="notes.txt"]').waitFor();
+
+      // A link edited, then revoked: its page says so.
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      const share = page.locator('dialog#share');
+      await share.getByRole('button', { name: 'Create link' }).click();
+      const link = await share.locator('#created-link').inputValue();
+      await share.getByText('0 uses').waitFor();
+      await share.getByRole('button', { name: 'Edit' }).click();
+      await share.locator('form.edit-link').getByLabel('Access limit (0 = unlimited)').fill('5');
+      await share.locator('form.edit-link').getByRole('button', { name: 'Save' }).click();
+      await share.getByText('0 of 5 uses').waitFor();
+      await share.getByRole('button', { name: 'Revoke' }).click();
+      await page.locator('dialog#confirm').getByRole('button', { name: 'Revoke' }).click();
+      await share.getByText('No link yet.').waitFor();
+      await share.getByRole('button', { name: 'Close' }).first().click();
+      const visitor = await newPage(browser, violations);
+      await visitor.page.goto(link);
+      await visitor.page.getByText('This link was revoked by its owner.').waitFor();
+      await visitor.context.close();
+
+      // Delete the copy for good, with a confirmation.
+      await page.locator('.breadcrumbs a').first().click();
+      await page.locator('tr[data-name="Archive"] .item-name').click();
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Delete forever' }).click();
+      await page.locator('dialog#confirm').getByRole('button', { name: 'Delete forever' }).click();
+      await page.getByText('This folder is empty').waitFor();
+
+      // Visibility and retention, on the file moved into Inbox.
+      await page.locator('.breadcrumbs a').first().click();
+      await page.locator('tr[data-name="Inbox"] .item-name').click();
+      await page.locator('tr[data-name="notes.txt"] td.col-size').click();
+      await details.getByLabel('Visibility').selectOption('public');
+      await details.getByLabel('Retention').selectOption('30d');
+      await details.getByRole('button', { name: 'Save' }).click();
+      await details.getByText('Kept until').waitFor();
+      const publicHref = await details.getByRole('link', { name: /\/api\/files\/public\// }).getAttribute('href');
+      assert.equal(await (await fetch(`${base}${publicHref}`)).text(), 'version one');
+      await screenshot(page, 'details-panel');
+
+
+      // The bucket switcher.
+      await page.getByLabel('Bucket').selectOption({ label: 'archive' });
+      await page.locator('.breadcrumbs [aria-current="page"]', { hasText: 'archive' }).waitFor();
+      await page.getByText('This folder is empty').waitFor();
       assert.deepEqual(violations, [], 'no CSP violation or page error');
     });
   });
