@@ -8,6 +8,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { buildWeb } from '../../scripts/build-web.mjs';
+import type { DialectName } from '../../src/db/database.js';
 import { DIALECTS, build } from '../helper.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
@@ -69,16 +70,24 @@ function screenshots(prefix: string) {
   return (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
 }
 
+/** The real server on a free port (its public URL, for share links, on that port) and a browser. */
+async function start(t: TestContext, dialect: DialectName): Promise<{ browser: Browser; base: string } | null> {
+  const browser = await launch(t);
+  if (!browser) return null;
+  const root = await buildOnce();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
+  await app.listen({ port, host: '127.0.0.1' });
+  return { browser, base };
+}
+
 for (const dialect of DIALECTS) {
   describe(`web application in Chromium [${dialect}]`, () => {
     it('signs up, manages files, shares a link decrypted in the browser, and grants view-only access', async (t) => {
-      const browser = await launch(t);
-      if (!browser) return;
-      const root = await buildOnce();
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
-      await app.listen({ port, host: '127.0.0.1' });
+      const started = await start(t, dialect);
+      if (!started) return;
+      const { browser, base } = started;
       const screenshot = screenshots(`web-${dialect}`);
       const violations: string[] = [];
 
@@ -260,13 +269,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('moves, copies, versions, sets visibility, edits and revokes links, deletes for good and switches buckets', async (t) => {
-      const browser = await launch(t);
-      if (!browser) return;
-      const root = await buildOnce();
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
-      await app.listen({ port, host: '127.0.0.1' });
+      const started = await start(t, dialect);
+      if (!started) return;
+      const { browser, base } = started;
       const violations: string[] = [];
       const screenshot = screenshots(`manage-${dialect}`);
       const api = async (method: string, url: string, token: string | null, body?: unknown) => {
