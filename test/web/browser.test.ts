@@ -176,6 +176,15 @@ for (const dialect of DIALECTS) {
       await share.getByRole('button', { name: 'Close' }).first().click();
       const linkKey = shareLink.split('#')[1];
 
+      // ---- a well-formed but wrong key: said before any download, so no access is spent ----
+      const wrongKey = await newPage(browser, violations);
+      await wrongKey.page.goto(`${shareLink.split('#')[0]}#${randomBytes(32).toString('base64url')}`);
+      await wrongKey.page.getByLabel('Password').fill('open sesame');
+      await wrongKey.page.getByRole('button', { name: 'Unlock' }).click();
+      await wrongKey.page.getByText('The key in this link is wrong or missing').waitFor();
+      await screenshot(wrongKey.page, 'link-wrong-key');
+      await wrongKey.context.close();
+
       // ---- the link in a fresh browser: password, decrypt in the page, same bytes ----
       const visitor = await newPage(browser, violations);
       const sent: string[] = [];

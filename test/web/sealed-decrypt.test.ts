@@ -51,6 +51,12 @@ for (const dialect of DIALECTS) {
         const link = await ada.api.post(`/api/files/share/${file.id}`, {});
         assert.equal(link.status, 201);
         const { hash, key } = splitLink(link.body.data.shareLink);
+        if (size === 0) {
+          // File info hands out the first wrap, so a page tells a wrong key before it spends an access.
+          const info = (await app.inject({ method: 'POST', url: `/api/files/shared/${hash}`, payload: {} })).json().data;
+          await unwrapChain(key, [info.keyCheck.wrapped], [info.keyCheck.id]);
+          await assert.rejects(unwrapChain(randomBytes(32).toString('base64url'), [info.keyCheck.wrapped], [info.keyCheck.id]), WrongKeyError);
+        }
         const { headers, bytes } = await sealedDownload(app, hash);
         for (const chunk of [1, 16, 7000, SEG + 16, 1 << 20]) {
           if (chunk === 1 && size >= SEG) continue; // byte by byte on big files is just slow
@@ -75,6 +81,12 @@ for (const dialect of DIALECTS) {
       assert.ok((await decrypt(key, headers, bytes)).equals(data));
 
       const otherKey = randomBytes(32).toString('base64url');
+      // The folder's page checks the key with the first wrap before any download.
+      const opened = await app.inject({ method: 'POST', url: `/api/folders/shared/${hash}`, payload: {} });
+      const check = opened.json().data.keyCheck;
+      assert.deepEqual([check.wrapped, check.id], [chainFromHeaders(headers).chain[0], chainFromHeaders(headers).ids[0]]);
+      await unwrapChain(key, [check.wrapped], [check.id]);
+      await assert.rejects(unwrapChain(otherKey, [check.wrapped], [check.id]), WrongKeyError);
       await assert.rejects(decrypt(otherKey, headers, bytes), WrongKeyError);
       await assert.rejects(decrypt('short', headers, bytes), WrongKeyError);
 

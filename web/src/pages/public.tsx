@@ -50,12 +50,18 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     setState({ step: 'error', message: e.message });
   };
 
+  /** A wrong key shows before a download spends an access: the first wrap of the chain must open. */
+  const checkKey = async (check: { id: string; wrapped: string } | undefined) => {
+    if (check) await unwrapChain(linkKey, [check.wrapped], [check.id]);
+  };
+
   const open = async (pw: string, kind?: 'file' | 'folder') => {
     const body = pw ? { password: pw } : {};
     const options = { body, anonymous: true, headers: authHeaders() };
     if (kind !== 'folder') {
       try {
         const info = await call('POST', `/files/shared/${encodeURIComponent(sharedHash)}`, options);
+        await checkKey(info.keyCheck);
         return setState({ step: 'file', info });
       } catch (error) {
         // A folder's link is not a file link (404): try it as a folder.
@@ -64,6 +70,7 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     }
     try {
       const content = await call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, options);
+      await checkKey(content.keyCheck);
       setState({ step: 'folder', content });
     } catch (error) {
       fail(error, 'folder');
