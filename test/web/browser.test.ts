@@ -8,6 +8,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { buildWeb } from '../../scripts/build-web.mjs';
+import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
 import { DIALECTS, build } from '../helper.js';
 
@@ -71,13 +72,13 @@ function screenshots(prefix: string) {
 }
 
 /** The real server on a free port (its public URL, for share links, on that port) and a browser. */
-async function start(t: TestContext, dialect: DialectName): Promise<{ browser: Browser; base: string } | null> {
+async function start(t: TestContext, dialect: DialectName, config: Partial<Config> = {}): Promise<{ browser: Browser; base: string } | null> {
   const browser = await launch(t);
   if (!browser) return null;
   const root = await buildOnce();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base } });
+  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
   await app.listen({ port, host: '127.0.0.1' });
   return { browser, base };
 }
@@ -85,7 +86,8 @@ async function start(t: TestContext, dialect: DialectName): Promise<{ browser: B
 for (const dialect of DIALECTS) {
   describe(`web application in Chromium [${dialect}]`, () => {
     it('signs up, manages files, shares a link decrypted in the browser, and grants view-only access', async (t) => {
-      const started = await start(t, dialect);
+      // A small quota, so that the two uploads leave little room and the storage bar warns.
+      const started = await start(t, dialect, { defaultQuotaBytes: 160_000 });
       if (!started) return;
       const { browser, base } = started;
       const screenshot = screenshots(`web-${dialect}`);
@@ -132,6 +134,7 @@ for (const dialect of DIALECTS) {
       await page.locator('.upload.done[data-name="beta.txt"]').waitFor();
       await page.locator('tr[data-name="alpha.bin"]').waitFor();
       await page.locator('tr[data-name="beta.txt"]').waitFor();
+      await page.getByText(/Storage is almost full/).waitFor();
       await screenshot(page, 'file-manager');
 
       // ---- drag and drop, then the keyboard: Delete moves to the trash, which restores ----
