@@ -321,6 +321,15 @@ for (const dialect of DIALECTS) {
       await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version two, longer') }]);
       await page.locator('.upload.done[data-name="notes.txt"]').nth(1).waitFor();
 
+      // An upload held on its way (the request never gets an answer) is cancelled from its row.
+      await page.route('**/api/files/upload/**', () => {});
+      await input.setInputFiles([{ name: 'held.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) }]);
+      await page.getByRole('button', { name: 'Cancel upload of held.bin' }).click();
+      await page.locator('.upload.cancelled[data-name="held.bin"]').waitFor();
+      await page.unrouteAll({ behavior: 'ignoreErrors' });
+      await page.getByRole('button', { name: 'Clear finished' }).click();
+      assert.equal(await page.locator('tr[data-name="held.bin"]').count(), 0);
+
       // Versions panel: restore the first version.
       await page.locator('tr[data-name="notes.txt"] td.col-size').click();
       const details = page.locator('aside.details');

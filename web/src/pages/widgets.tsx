@@ -49,6 +49,14 @@ function publishUploads() {
   for (const l of uploadListeners) l(uploads);
 }
 
+/** Finished and cancelled uploads leave the panel after a while; failures stay until cleared. */
+function forgetLater(upload: Upload) {
+  setTimeout(() => {
+    uploads = uploads.filter((u) => u !== upload);
+    publishUploads();
+  }, 8000);
+}
+
 /** Starts uploading `files` into a folder, all at once. */
 export function startUploads(folderId: string, files: File[]): void {
   for (const file of files) {
@@ -64,17 +72,14 @@ export function startUploads(folderId: string, files: File[]): void {
         upload.state = 'done';
         upload.loaded = upload.size;
         publishUploads();
-        // Finished uploads leave the panel after a while; failures stay until cleared.
-        setTimeout(() => {
-          uploads = uploads.filter((u) => u !== upload);
-          publishUploads();
-        }, 8000);
+        forgetLater(upload);
         for (const l of doneListeners) l(folderId);
       },
       (error: ApiError) => {
         upload.state = error.code === 'ABORTED' ? 'cancelled' : 'failed';
         upload.error = errorText(error);
         publishUploads();
+        if (upload.state === 'cancelled') forgetLater(upload);
       },
     );
   }
