@@ -15,6 +15,7 @@ import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installWeb } from './http/web.js';
 import { createMetrics, installRequestMetrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
@@ -51,6 +52,8 @@ export interface AppDeps {
   keyring?: Keyring;
   /** Default: the store COFFRE_BLOB_STORE names (closed with the app); a given store is the caller's to close. */
   blobs?: BlobStore;
+  /** Folder of the built web application; default: dist/web when it exists. */
+  webRoot?: string | null;
 }
 
 /** Secrets that must never reach a log line, wherever they appear. */
@@ -165,5 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/api' },
   );
+  // The web application (file manager, public link page), outside /api.
+  await app.register(async (web) => installWeb(web, deps.webRoot));
   return app;
 }

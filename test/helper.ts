@@ -38,6 +38,8 @@ export interface BuildOptions {
   onQuery?: (event: LogEvent) => void;
   /** Where the app's log lines go (with `config.logLevel`); default: no logging. */
   logStream?: Writable;
+  /** Folder of a built web application to serve (default: dist/web when it exists). */
+  webRoot?: string | null;
 }
 
 export interface TestApp {
@@ -65,7 +67,7 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
     poolSize: 5,
     log: options.onQuery ? (event) => options.onQuery!(event) : undefined,
   });
-  const app = await buildApp({ config, database, logStream: options.logStream ?? false });
+  const app = await buildApp({ config, database, logStream: options.logStream ?? false, webRoot: options.webRoot });
   await app.ready();
   t.after(async () => {
     await app.close();

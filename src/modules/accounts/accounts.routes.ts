@@ -25,6 +25,17 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       return envelope(await accounts.register(request.body), 201);
     });
 
+    app.get('/auth/registration', {
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Whether sign-up is open',
+        description: 'The registration policy (`COFFRE_REGISTRATION`) and whether a sign-up would be accepted now; the web sign-in page uses it to offer sign-up or not.',
+        security: [],
+        response: { 200: Envelope(Type.Object({ policy: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('first-user')]), open: Type.Boolean() })) },
+      },
+    }, async () => envelope(await accounts.registration()));
+
     app.post('/auth/login', {
       config: { public: true },
       schema: {

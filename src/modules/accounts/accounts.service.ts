@@ -133,6 +133,13 @@ export function accountService(ctx: AppContext) {
     return issueSession(await createUser(input, { onlyFirstUser }));
   }
 
+  /** Whether a sign-up would be accepted now, for the sign-in page (the policy itself is not secret). */
+  async function registration(): Promise<{ policy: typeof config.registration; open: boolean }> {
+    if (config.registration === 'closed') return { policy: 'closed', open: false };
+    if (config.registration === 'first-user') return { policy: 'first-user', open: (await repo.countUsers(db)) === 0 };
+    return { policy: 'open', open: true };
+  }
+
   async function login(input: { email: string; password: string }, clientAddress: string): Promise<Session> {
     const email = normalizeEmail(input.email);
     const accountRule: ThrottleRule = { key: `login:account:${email}`, limit: config.loginMaxFailuresPerAccount, windowSeconds: config.loginWindowSeconds };
@@ -200,7 +207,7 @@ export function accountService(ctx: AppContext) {
     return toView({ ...user, quota_bytes: quotaBytes });
   }
 
-  return { createUser, register, login, logout, me, createPersonalToken, listPersonalTokens, revokeToken, lookup, setQuota };
+  return { createUser, register, registration, login, logout, me, createPersonalToken, listPersonalTokens, revokeToken, lookup, setQuota };
 }
 
 export type AccountService = ReturnType<typeof accountService>;

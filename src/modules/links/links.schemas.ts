@@ -66,6 +66,14 @@ export const SealedDownloadBody = Type.Object(
   { additionalProperties: false },
 );
 
+const KeyCheck = Type.Object(
+  { id: Type.String(), wrapped: Type.String() },
+  {
+    description:
+      'The first wrap of the key chain: the shared item\'s key wrapped by the link key, with `id` as associated data (as in `X-Coffre-Key-Chain`). A client unwraps it with the key of its link to learn whether that key is right before downloading, which counts an access; it says nothing without the key.',
+  },
+);
+
 export const SharedFileInfo = Type.Object(
   {
     name: Type.String(),
@@ -77,8 +85,9 @@ export const SharedFileInfo = Type.Object(
     maxAccess: Type.Integer(),
     remainingAccess: Type.Union([Type.Integer(), Type.Null()], { description: 'null when unlimited' }),
     canDownload: Type.Boolean(),
+    keyCheck: KeyCheck,
   },
-  { examples: [{ name: 'report.pdf', size: 182044, contentType: 'application/pdf', createdAt: '2026-11-23T12:00:00.000Z', updatedAt: '2026-11-23T12:00:00.000Z', expiresAt: null, maxAccess: 10, remainingAccess: 7, canDownload: true }] },
+  { examples: [{ name: 'report.pdf', size: 182044, contentType: 'application/pdf', createdAt: '2026-11-23T12:00:00.000Z', updatedAt: '2026-11-23T12:00:00.000Z', expiresAt: null, maxAccess: 10, remainingAccess: 7, canDownload: true, keyCheck: { id: 'lnk_01jd3kq8m7c9x4v2b6n0p5r8st', wrapped: 'q2Xb0y7ZbO1bVn3uQ1g8lJ4mXyKk1zv3fN0yWc2aTq9rS5dE6hU8iO0pL3kJ7mN1bV4cX2zA5sD8fG1hJ4kL7zX0cV3bN6m' } }] },
 );
 
 export const SharedFolderContent = Type.Object(
@@ -92,6 +101,7 @@ export const SharedFolderContent = Type.Object(
     totalSizeReadable: Type.String(),
     expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     canDownload: Type.Boolean(),
+    keyCheck: KeyCheck,
   },
   { description: 'The shared folder, the files of its tree (the first 1,000 by path and name) and its totals' },
 );

@@ -46,6 +46,14 @@ const GUESS_LIMIT = 10;
 const GUESS_WINDOW_SECONDS = 15 * 60;
 const FOLDER_LISTING_LIMIT = 1000;
 
+/**
+ * The first wrap of a link's key chain, which the sealed route sends anyway: with it a client tells
+ * a wrong link key before it downloads (and spends an access); without the key it opens nothing.
+ */
+function keyCheck(link: ShareLinkRow) {
+  return { id: link.id, wrapped: link.key_wrapped };
+}
+
 /** A link as its owner lists it: settings and use, never the key. */
 function listing(link: ShareLinkRow) {
   return {
@@ -220,6 +228,7 @@ export function linkService(ctx: AppContext, files: FileService) {
       maxAccess: max,
       remainingAccess: max === 0 ? null : Math.max(0, max - Number(link.access_count)),
       canDownload: link.can_download === 1,
+      keyCheck: keyCheck(link),
     };
   }
 
@@ -249,6 +258,7 @@ export function linkService(ctx: AppContext, files: FileService) {
       totalSizeReadable: formatSize(Number(folder.subtree_bytes)),
       expiresAt: link.expires_at,
       canDownload: link.can_download === 1,
+      keyCheck: keyCheck(link),
     };
   }
 

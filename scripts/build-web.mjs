@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Builds the web application (web/src) into dist/web: one bundled script and one stylesheet with
+// content hashes in their names, and index.html pointing at them. No inline script or style, so
+// the pages run under a strict Content-Security-Policy. esbuild ships its binary in its npm package.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Builds the bundle into `outDir` (default dist/web) and returns that folder. */
+export async function buildWeb({ outDir = path.join(root, 'dist', 'web'), minify = true } = {}) {
+  const assets = path.join(outDir, 'assets');
+  fs.rmSync(outDir, { recursive: true, force: true });
+  fs.mkdirSync(assets, { recursive: true });
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { app: 'web/src/main.tsx' },
+    bundle: true,
+    format: 'esm',
+    target: ['chrome110', 'firefox115', 'safari16'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify,
+    sourcemap: 'linked',
+    outdir: assets,
+    entryNames: '[name]-[hash]',
+    assetNames: '[name]-[hash]',
+    metafile: true,
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
+  const outputs = Object.keys(result.metafile.outputs).map((file) => path.basename(file));
+  const script = outputs.find((f) => /^app-.*\.js$/.test(f));
+  const style = outputs.find((f) => /^app-.*\.css$/.test(f));
+  if (!script || !style) throw new Error(`the web build produced no script or stylesheet: ${outputs.join(', ')}`);
+  const template = fs.readFileSync(path.join(root, 'web', 'index.html'), 'utf8');
+  const html = template.replace('%SCRIPT%', `/assets/${script}`).replace('%STYLE%', `/assets/${style}`);
+  fs.writeFileSync(path.join(outDir, 'index.html'), html);
+  fs.copyFileSync(path.join(root, 'web', 'favicon.svg'), path.join(outDir, 'favicon.svg'));
+  return outDir;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const out = await buildWeb({ minify: !process.argv.includes('--dev') });
+  process.stdout.write(`web application built into ${path.relative(root, out)}\n`);
+}

@@ -1,0 +1,411 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it, type TestContext } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { buildWeb } from '../../scripts/build-web.mjs';
+import type { Config } from '../../src/config.js';
+import type { DialectName } from '../../src/db/database.js';
+import { DIALECTS, build } from '../helper.js';
+
+// Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
+declare const document: any, DataTransfer: any, DragEvent: any, localStorage: any;
+
+// The web application in a real browser: Debian's chromium driven by playwright-core, against the
+// real server listening on a port, on each database dialect. Screenshots go to test-results/.
+
+const CHROMIUM = process.env.COFFRE_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = path.resolve('test-results');
+const inCi = /^(1|true)$/i.test(process.env.CI ?? '');
+
+// One build of the bundle for the whole file, into a folder of its own (dist/web is left alone).
+const webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-web-'));
+let built: Promise<string> | null = null;
+const buildOnce = () => (built ??= buildWeb({ outDir: webRoot, minify: false }));
+after(() => fs.rmSync(webRoot, { recursive: true, force: true }));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A browser when the Debian chromium is installed; in CI its absence fails the test. */
+async function launch(t: TestContext): Promise<Browser | null> {
+  if (!fs.existsSync(CHROMIUM)) {
+    assert.ok(!inCi, `${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
+    return null;
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  t.after(() => browser.close());
+  return browser;
+}
+
+/** A fresh context (no storage shared with the others) whose page fails the test on a CSP violation. */
+async function newPage(browser: Browser, violations: string[], options: Parameters<Browser['newContext']>[0] = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ locale: 'en-US', acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...options });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) violations.push(msg.text());
+  });
+  page.on('pageerror', (error) => violations.push(`page error: ${error.message}`));
+  return { context, page };
+}
+
+/** Saves numbered full-page screenshots as test-results/<prefix>-NN-<name>.png. */
+function screenshots(prefix: string) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  let shot = 0;
+  return (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
+
+/** The real server on a free port (its public URL, for share links, on that port) and a browser. */
+async function start(t: TestContext, dialect: DialectName, config: Partial<Config> = {}): Promise<{ browser: Browser; base: string } | null> {
+  const browser = await launch(t);
+  if (!browser) return null;
+  const root = await buildOnce();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
+  await app.listen({ port, host: '127.0.0.1' });
+  return { browser, base };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`web application in Chromium [${dialect}]`, () => {
+    it('signs up, manages files, shares a link decrypted in the browser, and grants view-only access', async (t) => {
+      // A small quota, so that the two uploads leave little room and the storage bar warns.
+      const started = await start(t, dialect, { defaultQuotaBytes: 160_000 });
+      if (!started) return;
+      const { browser, base } = started;
+      const screenshot = screenshots(`web-${dialect}`);
+      const violations: string[] = [];
+
+      // The pages carry a strict policy.
+      const home = await fetch(`${base}/`);
+      assert.equal(home.status, 200);
+      const csp = home.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /script-src 'self'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      assert.doesNotMatch(await home.text(), /<script>|<style>|style=/, 'no inline script or style');
+
+      // ---- sign up ----
+      const { page } = await newPage(browser, violations);
+      await page.goto(`${base}/`);
+      await page.waitForURL(/\/login/);
+      await screenshot(page, 'sign-in');
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('Name').fill('Ada Lovelace');
+      const adaEmail = `ada-${randomBytes(3).toString('hex')}@example.com`;
+      await page.getByLabel('E-mail').fill(adaEmail);
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create an account' }).click();
+      await page.waitForURL(/\/files\/fld_/);
+      await page.getByText('This folder is empty').waitFor();
+
+      // ---- create a folder and open it ----
+      await page.getByRole('button', { name: '+ New folder' }).click();
+      await page.getByLabel('Folder name').fill('Reports');
+      await page.locator('dialog#prompt').getByRole('button', { name: 'Create' }).click();
+      await page.locator('tr[data-name="Reports"] .item-name').click();
+      await page.locator('.breadcrumbs [aria-current="page"]', { hasText: 'Reports' }).waitFor();
+      assert.match(await page.locator('.display-path').innerText(), /^\/Reports$/);
+
+      // ---- upload two files through the file input ----
+      const alpha = randomBytes(150_000); // three segments of 64 KiB
+      const beta = Buffer.from('beta: a small text file\n');
+      await page.locator('input[type="file"]').setInputFiles([
+        { name: 'alpha.bin', mimeType: 'application/octet-stream', buffer: alpha },
+        { name: 'beta.txt', mimeType: 'text/plain', buffer: beta },
+      ]);
+      await page.locator('.upload.done[data-name="alpha.bin"]').waitFor();
+      await page.locator('.upload.done[data-name="beta.txt"]').waitFor();
+      await page.locator('tr[data-name="alpha.bin"]').waitFor();
+      await page.locator('tr[data-name="beta.txt"]').waitFor();
+      await page.getByText(/Storage is almost full/).waitFor();
+      await screenshot(page, 'file-manager');
+
+      // ---- drag and drop, then the keyboard: Delete moves to the trash, which restores ----
+      await page.evaluate(() => {
+        const data = new DataTransfer();
+        data.items.add(new File(['dropped in'], 'dropped.txt', { type: 'text/plain' }));
+        const target = document.querySelector('.folder-page')!;
+        target.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+        target.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      });
+      await page.locator('tr[data-name="dropped.txt"]').waitFor();
+      await page.locator('tr[data-name="beta.txt"] .item-name').focus();
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name), 'dropped.txt');
+      await page.keyboard.press('Delete');
+      await page.locator('tr[data-name="dropped.txt"]').waitFor({ state: 'detached' });
+      await page.getByRole('link', { name: 'Trash' }).click();
+      await page.locator('tr[data-name="dropped.txt"]').getByRole('button', { name: 'Restore' }).click();
+      await page.getByText('The trash is empty.').waitFor();
+      await page.goBack();
+      await page.locator('tr[data-name="dropped.txt"]').waitFor();
+
+      // ---- rename ----
+      await page.getByRole('button', { name: 'Actions for alpha.bin' }).click();
+      await page.getByRole('menuitem', { name: 'Rename' }).click();
+      await page.getByLabel('New name').fill('report.bin');
+      await page.locator('dialog#prompt').getByRole('button', { name: 'Rename' }).click();
+      await page.locator('tr[data-name="report.bin"]').waitFor();
+      assert.equal(await page.locator('tr[data-name="alpha.bin"]').count(), 0);
+
+      // ---- a link with a password and one access ----
+      await page.getByRole('button', { name: 'Actions for report.bin' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      const share = page.locator('dialog#share');
+      await share.getByLabel('Password (optional)').fill('open sesame');
+      await share.getByLabel('Access limit (0 = unlimited)').fill('1');
+      await share.getByRole('button', { name: 'Create link' }).click();
+      const shareLink = await share.locator('#created-link').inputValue();
+      assert.match(shareLink, new RegExp(`^${base}/s/[A-Za-z0-9_-]+#[A-Za-z0-9_-]{43}$`));
+      await share.getByText('0 of 1 uses').waitFor();
+      await screenshot(page, 'share-dialog');
+      await share.getByRole('button', { name: 'Close' }).first().click();
+      const linkKey = shareLink.split('#')[1];
+
+      // ---- a well-formed but wrong key: said before any download, so no access is spent ----
+      const wrongKey = await newPage(browser, violations);
+      await wrongKey.page.goto(`${shareLink.split('#')[0]}#${randomBytes(32).toString('base64url')}`);
+      await wrongKey.page.getByLabel('Password').fill('open sesame');
+      await wrongKey.page.getByRole('button', { name: 'Unlock' }).click();
+      await wrongKey.page.getByText('The key in this link is wrong or missing').waitFor();
+      await screenshot(wrongKey.page, 'link-wrong-key');
+      await wrongKey.context.close();
+
+      // ---- the link in a fresh browser: password, decrypt in the page, same bytes ----
+      const visitor = await newPage(browser, violations);
+      const sent: string[] = [];
+      visitor.page.on('request', (request) => sent.push(`${request.url()} ${request.postData() ?? ''} ${JSON.stringify(request.headers())}`));
+      await visitor.page.goto(shareLink);
+      await visitor.page.getByText('This link is protected by a password.').waitFor();
+      await screenshot(visitor.page, 'link-password');
+      await visitor.page.getByLabel('Password').fill('wrong one');
+      await visitor.page.getByRole('button', { name: 'Unlock' }).click();
+      await visitor.page.getByText('Wrong password.').waitFor();
+      await visitor.page.getByLabel('Password').fill('open sesame');
+      await visitor.page.getByRole('button', { name: 'Unlock' }).click();
+      await visitor.page.getByRole('heading', { name: /report\.bin/ }).waitFor();
+      assert.equal(await visitor.page.getByTestId('remaining').innerText(), '1');
+      assert.match(await visitor.page.locator('.shared-file').innerText(), /146\.48 KB/);
+      await screenshot(visitor.page, 'link-page');
+      const [download] = await Promise.all([visitor.page.waitForEvent('download'), visitor.page.getByRole('button', { name: 'Download' }).click()]);
+      assert.equal(download.suggestedFilename(), 'report.bin');
+      const received = fs.readFileSync((await download.path())!);
+      assert.ok(received.equals(alpha), 'the bytes decrypted in the browser are the uploaded ones');
+      await visitor.page.getByText('Downloaded and decrypted in your browser').waitFor();
+      assert.ok(sent.length > 0);
+      for (const request of sent) assert.ok(!request.includes(linkKey), `the link key left the browser: ${request.slice(0, 200)}`);
+
+      // ---- a second try: used up ----
+      const late = await newPage(browser, violations);
+      await late.page.goto(shareLink);
+      await late.page.getByText('This link has been used up').waitFor();
+      await screenshot(late.page, 'link-used-up');
+      await late.context.close();
+      // A link whose key was damaged says so without asking the server anything.
+      const bad = await newPage(browser, violations);
+      await bad.page.goto(shareLink.replace(/#.*/, '#not-a-key'));
+      await bad.page.getByText('The key in this link is wrong or missing').waitFor();
+      await bad.context.close();
+      await visitor.context.close();
+
+      // The owner sees the use counted.
+      await page.getByRole('button', { name: 'Actions for report.bin' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      await share.getByText('1 of 1 uses').waitFor();
+
+      // ---- view-only access for a second user ----
+      const bobEmail = `bob-${randomBytes(3).toString('hex')}@example.com`;
+      const reg = await fetch(`${base}/api/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: bobEmail, password: 'another long passphrase', name: 'Bob' }),
+      });
+      assert.equal(reg.status, 201);
+      await share.getByRole('button', { name: 'Close' }).first().click();
+      await page.getByRole('button', { name: 'Actions for beta.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      await share.getByLabel('Their e-mail address').fill(bobEmail);
+      await share.locator('fieldset.perms').getByLabel('Can download').uncheck();
+      await share.getByRole('button', { name: 'Add', exact: true }).click();
+      await share.locator('.people-list').getByText(bobEmail).waitFor();
+      await screenshot(page, 'share-people');
+      await share.getByRole('button', { name: 'Close' }).first().click();
+
+      const bob = await newPage(browser, violations);
+      await bob.page.goto(`${base}/login`);
+      await bob.page.getByLabel('E-mail').fill(bobEmail);
+      await bob.page.getByLabel('Password').fill('another long passphrase');
+      await bob.page.getByRole('button', { name: 'Sign in' }).click();
+      await bob.page.waitForURL(/\/files\/fld_/);
+      await bob.page.getByRole('link', { name: 'Shared with me' }).click();
+      const row = bob.page.locator('tr[data-name="beta.txt"]');
+      await row.waitFor();
+      assert.match(await row.innerText(), /Ada Lovelace/);
+      assert.match(await row.innerText(), /Can view/);
+      assert.ok(await row.getByRole('button', { name: 'Download' }).isDisabled(), 'view-only: the download button is disabled');
+      await screenshot(bob.page, 'shared-with-me');
+      // And the server agrees: the content is refused to Bob.
+      const status = await bob.page.evaluate(async () => {
+        const auth = { authorization: `Bearer ${localStorage.getItem('coffre.token')}` };
+        const list: any = await (await fetch('/api/shared-with-me', { headers: auth })).json();
+        const item = list.data.data.find((i: { name: string }) => i.name === 'beta.txt');
+        return (await fetch(`/api/files/download/${item.itemId}`, { headers: auth })).status;
+      });
+      assert.ok(status === 403 || status === 404, `Bob's download answered ${status}`);
+      await bob.context.close();
+
+      // ---- the same screen on a phone, and in French ----
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.getByLabel('Language').first().selectOption('fr');
+      await page.getByRole('button', { name: '+ Nouveau dossier' }).waitFor();
+      await screenshot(page, 'phone-fr');
+
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
+
+    it('moves, copies, versions, sets visibility, edits and revokes links, deletes for good and switches buckets', async (t) => {
+      const started = await start(t, dialect);
+      if (!started) return;
+      const { browser, base } = started;
+      const violations: string[] = [];
+      const screenshot = screenshots(`manage-${dialect}`);
+      const api = async (method: string, url: string, token: string | null, body?: unknown) => {
+        const res = await fetch(`${base}/api${url}`, {
+          method,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+        return { status: res.status, body: (await res.json().catch(() => null)) as any };
+      };
+      const reg = await api('POST', '/auth/register', null, { email: `cy-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', name: 'Cy' });
+      assert.equal(reg.status, 201);
+      const token: string = reg.body.data.accessToken;
+      const hub = (await api('GET', '/datahub/list', token)).body.data.data[0];
+      const second = await api('POST', `/bucket/create/${hub.id}`, token, { name: 'archive' });
+      assert.equal(second.status, 201);
+
+      const { page } = await newPage(browser, violations);
+      await page.goto(`${base}/login`);
+      await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), token);
+      await page.goto(`${base}/files`);
+      await page.waitForURL(/\/files\/fld_/);
+      await page.getByText('This folder is empty').waitFor();
+
+      // Two folders and a file with two versions.
+      for (const name of ['Inbox', 'Archive']) {
+        await page.getByRole('button', { name: '+ New folder' }).click();
+        await page.getByLabel('Folder name').fill(name);
+        await page.locator('dialog#prompt').getByRole('button', { name: 'Create' }).click();
+        await page.locator(`tr[data-name="${name}"]`).waitFor();
+      }
+      const input = page.locator('input[type="file"]');
+      await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version one') }]);
+      await page.locator('.upload.done[data-name="notes.txt"]').waitFor();
+      await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version two, longer') }]);
+      await page.locator('.upload.done[data-name="notes.txt"]').nth(1).waitFor();
+
+      // An upload held on its way (the request never gets an answer) is cancelled from its row.
+      await page.route('**/api/files/upload/**', () => {});
+      await input.setInputFiles([{ name: 'held.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) }]);
+      await page.getByRole('button', { name: 'Cancel upload of held.bin' }).click();
+      await page.locator('.upload.cancelled[data-name="held.bin"]').waitFor();
+      await page.unrouteAll({ behavior: 'ignoreErrors' });
+      await page.getByRole('button', { name: 'Clear finished' }).click();
+      assert.equal(await page.locator('tr[data-name="held.bin"]').count(), 0);
+
+      // Versions panel: restore the first version.
+      await page.locator('tr[data-name="notes.txt"] td.col-size').click();
+      const details = page.locator('aside.details');
+      await details.getByRole('heading', { name: 'Versions' }).waitFor();
+      await details.locator('.versions li').nth(1).waitFor();
+      await details.getByRole('button', { name: 'Restore this version' }).click();
+      await details.locator('.versions li').nth(2).waitFor();
+      const fileId = (await page.locator('tr[data-name="notes.txt"]').getAttribute('data-id'))!;
+      const restored = await fetch(`${base}/api/files/download/${fileId}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(await restored.text(), 'version one');
+
+      // Copy into Archive, move into Inbox (the folder picker).
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Copy' }).click();
+      const picker = page.locator('dialog#picker');
+      await picker.getByRole('button', { name: 'Archive' }).click();
+      await picker.locator('.picker-path', { hasText: '/Archive' }).waitFor();
+      await picker.getByRole('button', { name: 'Choose this folder' }).click();
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Move', exact: true }).click();
+      await picker.getByRole('button', { name: 'Inbox' }).click();
+      await picker.locator('.picker-path', { hasText: '/Inbox' }).waitFor();
+      await picker.getByRole('button', { name: 'Choose this folder' }).click();
+      await page.locator('tr[data-name="notes.txt"]').waitFor({ state: 'detached' });
+      await page.locator('tr[data-name="Archive"] .item-name').click();
+      await page.locator('tr[data-name="notes.txt"]').waitFor();
+      await page.locator('.breadcrumbs a').first().click();
+      await page.locator('tr[data-name="Inbox"] .item-name').click();
+      await page.locator('tr[data-name="notes.txt"]').waitFor();
+
+      // A link edited, then revoked: its page says so.
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Share' }).click();
+      const share = page.locator('dialog#share');
+      await share.getByRole('button', { name: 'Create link' }).click();
+      const link = await share.locator('#created-link').inputValue();
+      await share.getByText('0 uses').waitFor();
+      await share.getByRole('button', { name: 'Edit' }).click();
+      await share.locator('form.edit-link').getByLabel('Access limit (0 = unlimited)').fill('5');
+      await share.locator('form.edit-link').getByRole('button', { name: 'Save' }).click();
+      await share.getByText('0 of 5 uses').waitFor();
+      await share.getByRole('button', { name: 'Revoke' }).click();
+      await page.locator('dialog#confirm').getByRole('button', { name: 'Revoke' }).click();
+      await share.getByText('No link yet.').waitFor();
+      await share.getByRole('button', { name: 'Close' }).first().click();
+      const visitor = await newPage(browser, violations);
+      await visitor.page.goto(link);
+      await visitor.page.getByText('This link was revoked by its owner.').waitFor();
+      await visitor.context.close();
+
+      // Delete the copy for good, with a confirmation.
+      await page.locator('.breadcrumbs a').first().click();
+      await page.locator('tr[data-name="Archive"] .item-name').click();
+      await page.getByRole('button', { name: 'Actions for notes.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Delete forever' }).click();
+      await page.locator('dialog#confirm').getByRole('button', { name: 'Delete forever' }).click();
+      await page.getByText('This folder is empty').waitFor();
+
+      // Visibility and retention, on the file moved into Inbox.
+      await page.locator('.breadcrumbs a').first().click();
+      await page.locator('tr[data-name="Inbox"] .item-name').click();
+      await page.locator('tr[data-name="notes.txt"] td.col-size').click();
+      await details.getByLabel('Visibility').selectOption('public');
+      await details.getByLabel('Retention').selectOption('30d');
+      await details.getByRole('button', { name: 'Save' }).click();
+      await details.getByText('Kept until').waitFor();
+      const publicHref = await details.getByRole('link', { name: /\/api\/files\/public\// }).getAttribute('href');
+      assert.equal(await (await fetch(`${base}${publicHref}`)).text(), 'version one');
+      await screenshot(page, 'details-panel');
+
+
+      // The bucket switcher.
+      await page.getByLabel('Bucket').selectOption({ label: 'archive' });
+      await page.locator('.breadcrumbs [aria-current="page"]', { hasText: 'archive' }).waitFor();
+      await page.getByText('This folder is empty').waitFor();
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
+  });
+}

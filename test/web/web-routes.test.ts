@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { WEB_CSP } from '../../src/http/web.js';
+import { DIALECTS, build, client, signUp } from '../helper.js';
+
+/** A stand-in for a built dist/web: index.html, favicon and one asset. */
+function fakeWebRoot(): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-webroot-'));
+  fs.mkdirSync(path.join(root, 'assets'));
+  fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>Coffre</title><script type="module" src="/assets/app-X.js"></script>');
+  fs.writeFileSync(path.join(root, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+  fs.writeFileSync(path.join(root, 'assets', 'app-X.js'), 'console.log(1)');
+  return root;
+}
+
+const dialect = DIALECTS[0];
+describe('web application routes', () => {
+  it('serves the pages of the app and the link page under a strict CSP, and leaves unknown paths to the API 404', async (t) => {
+    const root = fakeWebRoot();
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const { app } = await build(t, dialect, { webRoot: root });
+    for (const url of ['/', '/login', '/signup', '/files', '/files/fld_01jd3kq8m7c9x4v2b6n0p5r8st', '/shared', '/trash', '/s/Q2hhbmdlIG1lIQ']) {
+      const res = await app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 200, url);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.equal(res.headers['content-security-policy'], WEB_CSP);
+      assert.equal(res.headers['referrer-policy'], 'no-referrer');
+      assert.match(res.body, /<title>Coffre<\/title>/);
+    }
+    assert.doesNotMatch(WEB_CSP, /unsafe-inline|unsafe-eval/);
+    const asset = await app.inject({ method: 'GET', url: '/assets/app-X.js' });
+    assert.equal(asset.statusCode, 200);
+    assert.match(String(asset.headers['cache-control']), /immutable/);
+    assert.equal(asset.headers['content-security-policy'], WEB_CSP);
+    const unknown = await client(app).get('/nowhere');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'ROUTE_NOT_FOUND');
+    assert.equal((await client(app).get('/assets/missing.js')).status, 404);
+  });
+
+  it('says how to build the app when it is not built', async (t) => {
+    const { app } = await build(t, dialect, { webRoot: null });
+    const res = await app.inject({ method: 'GET', url: '/' });
+    assert.equal(res.statusCode, 503);
+    assert.match(res.body, /npm run build/);
+    assert.equal((await app.inject({ method: 'GET', url: '/api' })).statusCode, 200);
+  });
+});
+
+for (const d of DIALECTS) {
+  describe(`registration policy for the sign-in page [${d}]`, () => {
+    it('tells whether a sign-up would be accepted now', async (t) => {
+      const open = await build(t, d);
+      assert.deepEqual((await client(open.app).get('/api/auth/registration')).body.data, { policy: 'open', open: true });
+      const closed = await build(t, d, { config: { registration: 'closed' } });
+      assert.deepEqual((await client(closed.app).get('/api/auth/registration')).body.data, { policy: 'closed', open: false });
+      const first = await build(t, d, { config: { registration: 'first-user' } });
+      assert.deepEqual((await client(first.app).get('/api/auth/registration')).body.data, { policy: 'first-user', open: true });
+      await signUp(first.app);
+      assert.deepEqual((await client(first.app).get('/api/auth/registration')).body.data, { policy: 'first-user', open: false });
+    });
+  });
+}

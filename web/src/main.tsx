@@ -1,0 +1,240 @@
+import { render } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, getToken, setToken, whenSignedOut } from './api';
+import { lang, setLang, t, type Lang } from './i18n';
+import { AuthPage } from './pages/auth';
+import { FolderPage } from './pages/files';
+import { PublicLinkPage } from './pages/public';
+import { SharedWithMePage } from './pages/shared';
+import { TrashPage } from './pages/trash';
+import { StorageBar, UploadPanel } from './pages/widgets';
+import { Link, Notices, navigate, useLang, usePath } from './ui';
+import './styles.css';
+
+export interface Me {
+  id: string;
+  email: string;
+  name: string;
+  defaultBucketId: string | null;
+  defaultDatahubId: string | null;
+}
+export interface BucketInfo {
+  id: string;
+  name: string;
+  datahubId: string;
+  rootFolderId: string;
+  isDefault: boolean;
+}
+export interface DatahubInfo {
+  id: string;
+  name: string;
+  locationLabel: string;
+  buckets: BucketInfo[];
+}
+
+const BUCKET_KEY = 'coffre.bucket';
+
+function LanguageSwitcher() {
+  useLang();
+  return (
+    <label class="lang-switch">
+      <span class="visually-hidden">{t('language')}</span>
+      <select value={lang()} onChange={(e) => setLang(e.currentTarget.value as Lang)} aria-label={t('language')}>
+        <option value="en">English</option>
+        <option value="fr">Français</option>
+      </select>
+    </label>
+  );
+}
+
+/** The signed-in application: header, navigation, storage bar, and the page of the path. */
+function Shell(props: { path: string; onSignedOut: () => void }) {
+  useLang();
+  const [me, setMe] = useState<Me | null>(null);
+  const [datahubs, setDatahubs] = useState<DatahubInfo[]>([]);
+  const [bucketId, setBucketIdState] = useState<string | null>(() => localStorage.getItem(BUCKET_KEY));
+  const [storageTick, setStorageTick] = useState(0);
+  const refreshStorage = useCallback(() => setStorageTick((n) => n + 1), []);
+
+  const loadHubs = useCallback(async () => {
+    const page = await api.get('/datahub/list', { limit: 1000 });
+    setDatahubs(page.data);
+    return page.data as DatahubInfo[];
+  }, []);
+
+  useEffect(() => {
+    (async () => {
+      const user = await api.get<Me>('/auth/me');
+      setMe(user);
+      const hubs = await loadHubs();
+      const all = hubs.flatMap((h) => h.buckets);
+      setBucketIdState((current) => (current && all.some((b) => b.id === current) ? current : user.defaultBucketId));
+    })().catch(() => {});
+  }, []);
+
+  const buckets = datahubs.flatMap((h) => h.buckets);
+  const bucket = buckets.find((b) => b.id === bucketId) ?? null;
+  const hub = datahubs.find((h) => h.id === bucket?.datahubId) ?? null;
+  const setBucketId = (id: string) => {
+    localStorage.setItem(BUCKET_KEY, id);
+    setBucketIdState(id);
+  };
+  const chooseBucket = (id: string) => {
+    setBucketId(id);
+    const b = buckets.find((x) => x.id === id);
+    if (b) navigate(`/files/${b.rootFolderId}`);
+  };
+
+  const signOut = async () => {
+    try {
+      await api.post('/auth/logout');
+    } catch {
+      // the token is dropped anyway
+    }
+    setToken(null);
+    props.onSignedOut();
+    navigate('/login', true);
+  };
+
+  const path = props.path;
+  let page = null;
+  let section: 'files' | 'shared' | 'trash' = 'files';
+  const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
+  if (folderMatch) {
+    page = <FolderPage key={folderMatch[1]} folderId={folderMatch[1]} buckets={buckets} onBucketSeen={(id) => buckets.some((b) => b.id === id) && id !== bucketId && setBucketId(id)} onChanged={refreshStorage} />;
+  } else if (path === '/shared') {
+    section = 'shared';
+    page = <SharedWithMePage />;
+  } else if (path === '/trash') {
+    section = 'trash';
+    page = bucket ? <TrashPage bucket={bucket} onChanged={refreshStorage} /> : <p>{t('loading')}</p>;
+  } else if (path === '/' || path === '/files' || path === '/login' || path === '/signup') {
+    if (bucket) queueMicrotask(() => navigate(`/files/${bucket.rootFolderId}`, true));
+    page = <p class="loading">{t('loading')}</p>;
+  } else {
+    page = (
+      <div class="empty">
+        <p>{t('notFound')}</p>
+        <Link href="/files">{t('goHome')}</Link>
+      </div>
+    );
+  }
+
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">
+        {t('skipToContent')}
+      </a>
+      <header class="topbar">
+        <Link href="/files" class="brand">
+          <img src="/favicon.svg" alt="" width={24} height={24} /> <span>{t('appName')}</span>
+        </Link>
+        <div class="switcher">
+          <label>
+            <span class="visually-hidden">{t('datahub')}</span>
+            <select
+              aria-label={t('datahub')}
+              value={hub?.id ?? ''}
+              onChange={(e) => {
+                const h = datahubs.find((x) => x.id === e.currentTarget.value);
+                if (h?.buckets[0]) chooseBucket(h.buckets[0].id);
+              }}
+            >
+              {datahubs.map((h) => (
+                <option key={h.id} value={h.id}>
+                  {h.name} · {h.locationLabel}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span class="visually-hidden">{t('bucket')}</span>
+            <select aria-label={t('bucket')} value={bucket?.id ?? ''} onChange={(e) => chooseBucket(e.currentTarget.value)}>
+              {(hub?.buckets ?? []).map((b) => (
+                <option key={b.id} value={b.id}>
+                  {b.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <div class="topbar-end">
+          <LanguageSwitcher />
+          {me && (
+            <span class="user" title={me.email}>
+              {me.name}
+            </span>
+          )}
+          <button type="button" onClick={signOut}>
+            {t('signOut')}
+          </button>
+        </div>
+      </header>
+      <nav class="sidebar" aria-label={t('appName')}>
+        <ul>
+          <li>
+            <Link href={bucket ? `/files/${bucket.rootFolderId}` : '/files'} aria-current={section === 'files' ? 'page' : undefined}>
+              {t('files')}
+            </Link>
+          </li>
+          <li>
+            <Link href="/shared" aria-current={section === 'shared' ? 'page' : undefined}>
+              {t('sharedWithMe')}
+            </Link>
+          </li>
+          <li>
+            <Link href="/trash" aria-current={section === 'trash' ? 'page' : undefined}>
+              {t('trash')}
+            </Link>
+          </li>
+        </ul>
+        <StorageBar tick={storageTick} />
+      </nav>
+      <main id="main" class="content" tabIndex={-1}>
+        {page}
+      </main>
+      <UploadPanel onUploaded={refreshStorage} />
+      <Notices />
+    </div>
+  );
+}
+
+function App() {
+  useLang();
+  const path = usePath();
+  const [signedIn, setSignedIn] = useState(() => !!getToken());
+  useEffect(() => {
+    whenSignedOut(() => {
+      setSignedIn(false);
+      if (!location.pathname.startsWith('/s/')) navigate(`/login?next=${encodeURIComponent(location.pathname)}`, true);
+    });
+  }, []);
+  useEffect(() => {
+    document.documentElement.lang = lang();
+  });
+
+  if (path.startsWith('/s/')) {
+    return (
+      <>
+        <PublicLinkPage sharedHash={path.slice(3)} />
+        <div class="public-lang">
+          <LanguageSwitcher />
+        </div>
+      </>
+    );
+  }
+  if (!signedIn) {
+    if (path !== '/login' && path !== '/signup') queueMicrotask(() => navigate(path === '/' || path === '/files' ? '/login' : `/login?next=${encodeURIComponent(path)}`, true));
+    return (
+      <>
+        <AuthPage mode={path === '/signup' ? 'signup' : 'login'} onSignedIn={() => setSignedIn(true)} />
+        <div class="public-lang">
+          <LanguageSwitcher />
+        </div>
+      </>
+    );
+  }
+  return <Shell path={path} onSignedOut={() => setSignedIn(false)} />;
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,92 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api';
+import { formatSize } from '../format';
+import { errorText, t } from '../i18n';
+import { Alert, Icon, Link, TableHead, useLang } from '../ui';
+import { downloadOwnFile } from './widgets';
+
+/** What other users shared with the signed-in user, with the permission each one gives. */
+export function SharedWithMePage() {
+  useLang();
+  const [items, setItems] = useState<any[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const load = async (after?: string) => {
+    try {
+      const page = await api.get('/shared-with-me', { limit: 100, cursor: after });
+      setItems((list) => [...(after ? list ?? [] : []), ...page.data]);
+      setCursor(page.nextCursor);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  useEffect(() => {
+    load();
+  }, []);
+  return (
+    <div class="shared-page">
+      <h1>{t('sharedWithMe')}</h1>
+      <Alert text={error} />
+      {items === null ? (
+        <p>{t('loading')}</p>
+      ) : items.length === 0 ? (
+        <p class="empty">{t('nothingShared')}</p>
+      ) : (
+        <table class="items">
+          <TableHead
+            columns={[{ label: t('colName') }, { label: t('owner') }, { label: t('permissions') }, { label: t('colSize'), class: 'col-size' }, { label: t('colActions'), hidden: true }]}
+          />
+          <tbody>
+            {items.map((s) => (
+              <tr key={`${s.itemType}:${s.itemId}`} data-name={s.name}>
+                <td>
+                  {s.itemType === 'folder' ? (
+                    <Link href={`/files/${s.itemId}`}>
+                      <Icon name="folder" /> {s.name}
+                    </Link>
+                  ) : (
+                    <span>
+                      <Icon name="file" /> {s.name}
+                    </span>
+                  )}
+                </td>
+                <td>
+                  {s.owner.name} <span class="muted">&lt;{s.owner.email}&gt;</span>
+                </td>
+                <td class="perms-cell">
+                  {[s.permission.canView && t('allowView'), s.permission.canDownload && t('allowDownload'), s.permission.canEdit && t('allowEdit')].filter(Boolean).join(', ')}
+                </td>
+                <td class="col-size">{s.file ? formatSize(s.file.size) : ''}</td>
+                <td>
+                  {s.itemType === 'file' && (
+                    <>
+                      <button
+                        type="button"
+                        disabled={!s.permission.canDownload}
+                        aria-describedby={!s.permission.canDownload ? `nodl-${s.itemId}` : undefined}
+                        onClick={() => downloadOwnFile({ id: s.itemId, name: s.name, size: s.file?.size ?? 0 })}
+                      >
+                        {t('download')}
+                      </button>
+                      {!s.permission.canDownload && (
+                        <small id={`nodl-${s.itemId}`} class="hint">
+                          {t('downloadNotAllowed')}
+                        </small>
+                      )}
+                    </>
+                  )}
+                  {s.itemType === 'folder' && <Link href={`/files/${s.itemId}`}>{t('open')}</Link>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {cursor && (
+        <button type="button" onClick={() => load(cursor)}>
+          {t('loadMore')}
+        </button>
+      )}
+    </div>
+  );
+}

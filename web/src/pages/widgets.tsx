@@ -1,0 +1,220 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, authHeaders, errorOf, uploadFile, url } from '../api';
+import { formatSize } from '../format';
+import { errorText, t } from '../i18n';
+import { openSink } from '../save';
+import { Alert, Dialog, Icon, notify, useLang } from '../ui';
+
+/** The account's storage from `/storage/status`, with the low-space warning. */
+export function StorageBar(props: { tick: number }) {
+  useLang();
+  const [status, setStatus] = useState<any>(null);
+  useEffect(() => {
+    api.get('/storage/status').then(setStatus, () => {});
+  }, [props.tick]);
+  if (!status) return null;
+  const low = status.warning?.is_low;
+  return (
+    <section class={low ? 'storage low' : 'storage'} aria-labelledby="storage-title">
+      <h2 id="storage-title">{t('storage')}</h2>
+      <progress max={status.capacity_bytes || 1} value={Math.min(status.used_bytes, status.capacity_bytes || 1)} aria-labelledby="storage-text" />
+      <p id="storage-text">{t('storageUsed', { used: status.readable.used, capacity: status.readable.capacity })}</p>
+      {low && (
+        <p class="warning" role="alert">
+          {t('storageLow', { remaining: status.readable.remaining })}
+        </p>
+      )}
+    </section>
+  );
+}
+
+// ---- uploads: one request per file, each with its progress and its cancel button ----
+
+export interface Upload {
+  id: number;
+  name: string;
+  size: number;
+  loaded: number;
+  folderId: string;
+  state: 'uploading' | 'done' | 'failed' | 'cancelled';
+  error?: string;
+  abort: () => void;
+}
+let uploads: Upload[] = [];
+let uploadSeq = 0;
+const uploadListeners = new Set<(u: Upload[]) => void>();
+const doneListeners = new Set<(folderId: string) => void>();
+function publishUploads() {
+  uploads = [...uploads];
+  for (const l of uploadListeners) l(uploads);
+}
+
+/** Finished and cancelled uploads leave the panel after a while; failures stay until cleared. */
+function forgetLater(upload: Upload) {
+  setTimeout(() => {
+    uploads = uploads.filter((u) => u !== upload);
+    publishUploads();
+  }, 8000);
+}
+
+/** Starts uploading `files` into a folder, all at once. */
+export function startUploads(folderId: string, files: File[]): void {
+  for (const file of files) {
+    const upload: Upload = { id: ++uploadSeq, name: file.name, size: file.size, loaded: 0, folderId, state: 'uploading', abort: () => {} };
+    const handle = uploadFile(folderId, file, (loaded) => {
+      upload.loaded = loaded;
+      publishUploads();
+    });
+    upload.abort = handle.abort;
+    uploads.push(upload);
+    handle.promise.then(
+      () => {
+        upload.state = 'done';
+        upload.loaded = upload.size;
+        publishUploads();
+        forgetLater(upload);
+        for (const l of doneListeners) l(folderId);
+      },
+      (error: ApiError) => {
+        upload.state = error.code === 'ABORTED' ? 'cancelled' : 'failed';
+        upload.error = errorText(error);
+        publishUploads();
+        if (upload.state === 'cancelled') forgetLater(upload);
+      },
+    );
+  }
+  publishUploads();
+}
+
+/** Calls `listener` with the folder id whenever an upload into it completes. */
+export function onUploadDone(listener: (folderId: string) => void): () => void {
+  doneListeners.add(listener);
+  return () => doneListeners.delete(listener);
+}
+
+export function UploadPanel(props: { onUploaded: () => void }) {
+  useLang();
+  const [list, setList] = useState<Upload[]>(uploads);
+  useEffect(() => {
+    uploadListeners.add(setList);
+    const off = onUploadDone(() => props.onUploaded());
+    return () => {
+      uploadListeners.delete(setList);
+      off();
+    };
+  }, []);
+  if (list.length === 0) return null;
+  return (
+    <section class="uploads" aria-labelledby="uploads-title">
+      <header>
+        <h2 id="uploads-title">{t('uploads')}</h2>
+        <button
+          type="button"
+          onClick={() => {
+            uploads = uploads.filter((u) => u.state === 'uploading');
+            publishUploads();
+          }}
+        >
+          {t('clearFinished')}
+        </button>
+      </header>
+      <ul>
+        {list.map((u) => (
+          <li key={u.id} class={`upload ${u.state}`} data-name={u.name}>
+            <span class="upload-name">{u.name}</span>
+            <progress max={u.size || 1} value={u.state === 'done' ? u.size || 1 : u.loaded} aria-label={u.name} />
+            <span class="upload-state">
+              {u.state === 'uploading' && `${formatSize(u.loaded)} / ${formatSize(u.size)}`}
+              {u.state === 'done' && t('uploadDone')}
+              {u.state === 'failed' && t('uploadFailed', { message: u.error ?? '' })}
+              {u.state === 'cancelled' && t('uploadCancelled')}
+            </span>
+            {u.state === 'uploading' && (
+              <button type="button" class="icon-button" aria-label={t('cancelUpload', { name: u.name })} title={t('cancel')} onClick={() => u.abort()}>
+                ×
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Downloads a file of the account (or shared with it, with canDownload), streamed to disk where possible. */
+export async function downloadOwnFile(file: { id: string; name: string; size: number }, versionId?: string): Promise<void> {
+  const sink = await openSink(file.name, file.size);
+  if (!sink) return;
+  try {
+    const res = await fetch(url(`/files/download/${file.id}`, { versionId }), { headers: authHeaders(), cache: 'no-store' });
+    if (!res.ok || !res.body) throw await errorOf(res);
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await sink.write(value);
+    }
+    await sink.close();
+  } catch (error) {
+    await sink.abort();
+    notify(t('error', { message: errorText(error) }), 'error');
+  }
+}
+
+/** Picks a folder of a bucket, browsing from its root. */
+export function FolderPicker(props: { title: string; rootFolderId: string; exclude?: string; onPick: (folderId: string) => Promise<void>; onClose: () => void }) {
+  const [folderId, setFolderId] = useState(props.rootFolderId);
+  const [detail, setDetail] = useState<any>(null);
+  const [children, setChildren] = useState<any[]>([]);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    setError('');
+    Promise.all([api.get(`/folders/details/${folderId}`), api.get(`/folders/${folderId}/subfolders`, { limit: 1000 })]).then(
+      ([d, page]) => {
+        setDetail(d);
+        setChildren(page.data.filter((f: any) => f.id !== props.exclude));
+      },
+      (e) => setError(errorText(e)),
+    );
+  }, [folderId]);
+  const pick = async () => {
+    try {
+      await props.onPick(folderId);
+      props.onClose();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  return (
+    <Dialog title={props.title} onClose={props.onClose} id="picker">
+      <p class="picker-path">
+        <strong>{detail?.displayPath ?? '/'}</strong>
+      </p>
+      <ul class="picker-list" aria-label={t('folder')}>
+        {detail && !detail.isRoot && detail.parentId && (
+          <li>
+            <button type="button" onClick={() => setFolderId(detail.parentId)}>
+              <Icon name="up" /> {t('up')}
+            </button>
+          </li>
+        )}
+        {children.map((f) => (
+          <li key={f.id}>
+            <button type="button" onClick={() => setFolderId(f.id)}>
+              <Icon name="folder" /> {f.name}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <Alert text={error} />
+      <div class="actions">
+        <button type="button" onClick={props.onClose}>
+          {t('cancel')}
+        </button>
+        <button type="button" class="primary" onClick={pick}>
+          {t('chooseHere')}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
