@@ -12,12 +12,13 @@ import { DIALECTS, build, client, databaseUrlFor, signUp } from './helper.js';
 import { putFile, rootFolderId } from './support/files.js';
 
 const run = promisify(execFile);
-const BIN = new URL('../bin/coffre.js', import.meta.url).pathname;
+// The CLI from source: bin/coffre.js would prefer a build in dist/, which may be older than the source.
+const CLI = new URL('../src/cli/coffre.ts', import.meta.url).pathname;
 
 async function coffre(args: string[], env: Record<string, string | undefined>) {
   const clean = Object.fromEntries(Object.entries({ ...process.env, LOG_LEVEL: 'silent', COFFRE_MASTER_KEY: undefined, DATABASE_URL: undefined, ...env }).filter(([, v]) => v !== undefined)) as Record<string, string>;
   try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env: clean });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', CLI, ...args], { env: clean });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
