@@ -25,7 +25,7 @@ const BATCH_BYTES = 512 * 1024;
 const MAX_IN_FLIGHT = 3;
 const STREAM_HIGH_WATER_MARK = 1024 * 1024;
 /** Batches coming back from the workers are garbage once written out (see gc.ts). */
-const garbage = new GarbageMeter(8 * 1024 * 1024, 'minor');
+const garbage = new GarbageMeter(8 * 1024 * 1024);
 
 export interface CipherStreamOptions {
   /**
