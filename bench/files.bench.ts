@@ -126,7 +126,9 @@ async function main() {
     await fsp.rm(source);
     await makeFile(big, BIG);
     resetPeakRss(server.pid!);
+    process.stderr.write(`RSS before the ${BIG / GiB} GiB round trip: ${(peakRss(server.pid!) / 1e6).toFixed(0)} MB\n`);
     await timeUpload(`${base}/files/upload/${root}?name=big.bin`, big, { ...auth, 'content-type': 'application/octet-stream' });
+    process.stderr.write(`peak RSS after the upload: ${(peakRss(server.pid!) / 1e6).toFixed(0)} MB\n`);
     const list2 = await request(`${base}/files/list/${root}?sort=size&order=desc`, { headers: auth });
     const bigId = ((await list2.body.json()) as any).data.data[0].id as string;
     await timeDownload(`${base}/files/download/${bigId}`, auth, BIG);

@@ -81,7 +81,7 @@ function errorCatalogDescription(): string {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
-  const blobs = deps.blobs ?? openBlobStore(config);
+  const blobs = deps.blobs ?? (await openBlobStore(config));
   const ctx: AppContext = { config, database, db: database.db, keyring, blobs };
   const app = Fastify({
     logger:

@@ -31,7 +31,7 @@ Configuration comes from environment variables; see the README.`;
 async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0]) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
   const database = await prepareDatabase(config);
-  const blobs = openBlobStore(config);
+  const blobs = await openBlobStore(config);
   try {
     return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs });
   } finally {
