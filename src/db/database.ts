@@ -91,7 +91,7 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: options.log });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: options.log });
   return {
     db,
     dialect: 'sqlite',
@@ -100,5 +100,38 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+  };
+}
+
+/** Statements kept prepared; past this, the least recently used is dropped. */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * Kysely's SQLite driver prepares every query it runs; preparing (parsing and planning the SQL)
+ * costs more than running the small indexed queries of a request, and Kysely's query texts repeat
+ * (values are bound parameters). This keeps the prepared statements by SQL text. A statement still
+ * busy (an unfinished `iterate`) is never handed out twice: the caller then gets a fresh one.
+ */
+function withStatementCache(database: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      database.close();
+    },
+    prepare: (text: string) => {
+      const cached = cache.get(text);
+      if (cached) {
+        if (cached.busy) return database.prepare(text);
+        // Re-inserting keeps the Map in least-recently-used order.
+        cache.delete(text);
+        cache.set(text, cached);
+        return cached;
+      }
+      const statement = database.prepare(text);
+      cache.set(text, statement);
+      if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      return statement;
+    },
   };
 }

@@ -1,0 +1,18 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import autocannon from 'autocannon';
+import { benchUser, waitFor, startCommand } from './lib.js';
+import { createFolder } from './files.bench.js';
+const start = startCommand();
+const port = 19733;
+const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', '--cpu-prof-dir=/tmp/wt6prof', ...start.args], { cwd: '/work/wt6', env: { ...process.env, ...start.env, PORT: String(port), HOST: '127.0.0.1', COFFRE_DATA_DIR: '/tmp/wt6prof/data', COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'warn', DATABASE_URL: process.env.PDB ?? '' }, stdio: 'inherit' });
+const base = `http://127.0.0.1:${port}/api`;
+await waitFor(`http://127.0.0.1:${port}/healthz`);
+const user = await benchUser(base, `p${Date.now()}@example.com`);
+const f = await createFolder({ base, ...user }, 'x' + Date.now());
+for (let i = 0; i < 120; i++) await createFolder({ base, ...user }, `s${i}`, f);
+const url = process.env.SUB ? `${base}/folders/${f}/subfolders?limit=100` : `${base}/folders/details/${f}`;
+const r = await autocannon({ url, connections: 50, duration: 5, headers: user.auth });
+console.log(r.requests.average, r.latency.p99, r.non2xx);
+child.kill('SIGTERM');
+await once(child, 'exit');
