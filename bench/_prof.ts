@@ -5,7 +5,7 @@ import { benchUser, waitFor, startCommand } from './lib.js';
 import { createFolder } from './files.bench.js';
 const start = startCommand();
 const port = 19733;
-const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', '--cpu-prof-dir=/tmp/wt6prof', ...start.args], { cwd: '/work/wt6', env: { ...process.env, ...start.env, PORT: String(port), HOST: '127.0.0.1', COFFRE_DATA_DIR: '/tmp/wt6prof/data', COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'warn', DATABASE_URL: process.env.PDB ?? '' }, stdio: 'inherit' });
+const child = spawn('taskset', ['-c', process.env.SCORE ?? '0', process.execPath, ...(process.env.NOPROF ? [] : ['--cpu-prof', '--cpu-prof-dir=/tmp/wt6prof']), ...(process.env.FLAGS !== undefined ? [...process.env.FLAGS.split(' ').filter(Boolean), start.args.at(-1)!] : start.args)], { cwd: '/work/wt6', env: { ...process.env, ...start.env, PORT: String(port), HOST: '127.0.0.1', COFFRE_DATA_DIR: '/tmp/wt6prof/data', COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'warn', DATABASE_URL: process.env.PDB ?? '' }, stdio: 'inherit' });
 const base = `http://127.0.0.1:${port}/api`;
 await waitFor(`http://127.0.0.1:${port}/healthz`);
 const user = await benchUser(base, `p${Date.now()}@example.com`);

@@ -10,7 +10,7 @@
  *
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
- * BENCH_SMALL_FILES (row 7), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_SMALL_FILES (row 7), BENCH_ROWS (`1,4,7,files`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -33,6 +33,8 @@ const FILES_DIALECTS = (process.env.BENCH_FILES_DIALECTS || 'sqlite').split(',')
 const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** Which rows run (development): any of 1, 4, 7 and `files` (rows 2, 3, 5, 6); default all. */
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,files').split(','));
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const start = startCommand();
@@ -123,25 +125,27 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       { name: 'GET /folders/details/{id}', path: `/api/folders/details/${listing}` },
       { name: 'GET /folders/{id}/subfolders (page of 100)', path: `/api/folders/${listing}/subfolders?limit=100` },
     ];
-    const bodyFile = path.join(work, `bodies-${dialect}.json`);
-    await fsp.writeFile(bodyFile, JSON.stringify(await fetchBodies(origin, paths.map((p) => p.path), user.auth)));
-    const jsonPort = port + 1;
-    const ceiling = spawnServer([...nodeFlags, path.join(ROOT, 'bench', 'bare-json-server.mjs')], { PORT: String(jsonPort), BARE_JSON_FILE: bodyFile });
-    try {
-      await waitFor(`http://127.0.0.1:${jsonPort}/ping`);
-      rows.push(...(await metadataRows(subject, `http://127.0.0.1:${jsonPort}`, paths, dialect === 'postgres' ? 0.1 : 0.25, label)));
-    } finally {
-      await stop(ceiling);
+    if (ONLY.has('1')) {
+      const bodyFile = path.join(work, `bodies-${dialect}.json`);
+      await fsp.writeFile(bodyFile, JSON.stringify(await fetchBodies(origin, paths.map((p) => p.path), user.auth)));
+      const jsonPort = port + 1;
+      const ceiling = spawnServer([...nodeFlags, path.join(ROOT, 'bench', 'bare-json-server.mjs')], { PORT: String(jsonPort), BARE_JSON_FILE: bodyFile });
+      try {
+        await waitFor(`http://127.0.0.1:${jsonPort}/ping`);
+        rows.push(...(await metadataRows(subject, `http://127.0.0.1:${jsonPort}`, paths, dialect === 'postgres' ? 0.1 : 0.25, label)));
+      } finally {
+        await stop(ceiling);
+      }
     }
 
     // Row 4.
-    rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
+    if (ONLY.has('4')) rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
 
     // Row 7.
-    rows.push(...(await smallFileRows(subject, small, ceilingPort, work, label)));
+    if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, work, label)));
 
     // Rows 2, 3, 5, 6.
-    if (FILES_DIALECTS.includes(dialect)) {
+    if (ONLY.has('files') && FILES_DIALECTS.includes(dialect)) {
       const transfer = await transferRows({ ...subject, pid: server.pid! }, { ceilingPort, work, rounds: ROUNDS, link: true });
       rows.push(...transfer.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
     }

@@ -1,0 +1,30 @@
+import { loadConfig } from '../src/config.js';
+import { prepareDatabase } from '../src/db/prepare.js';
+import { buildApp } from '../src/app.js';
+const dir = '/tmp/wt6prof/qdata' + Date.now();
+const config = loadConfig({ COFFRE_DATA_DIR: dir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...(process.env.PDB ? { DATABASE_URL: process.env.PDB } : {}) });
+const log: { sql: string; ms: number }[] = [];
+let on = false;
+const database = await prepareDatabase(config, { pgSchema: process.env.PDB ? 'q' + Date.now() : undefined, log: (e) => on && log.push({ sql: e.query.sql.slice(0, 200), ms: e.queryDurationMillis }) });
+const app = await buildApp({ config, database, logStream: false, webRoot: null });
+await app.ready();
+const reg = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'a@b.co', password: 'bench password', name: 'A' } });
+const token = reg.json().data.accessToken;
+const h = { authorization: `Bearer ${token}` };
+const root = (await app.inject({ url: '/api/folders/root/subfolders', headers: h })).json().data.parentFolder;
+const f = (await app.inject({ method: 'POST', url: `/api/folders/create/${root.bucketId}`, headers: h, payload: { name: 'x' } })).json().data.id;
+for (let i = 0; i < 120; i++) await app.inject({ method: 'POST', url: `/api/folders/create/${root.bucketId}`, headers: h, payload: { name: 's' + i, parentId: f } });
+for (const url of [`/api/folders/details/${f}`, `/api/folders/${f}/subfolders?limit=100`]) {
+  for (let i = 0; i < 200; i++) await app.inject({ url, headers: h });
+  on = true; log.length = 0;
+  const t = process.hrtime.bigint();
+  const N = 200;
+  for (let i = 0; i < N; i++) await app.inject({ url, headers: h });
+  const total = Number(process.hrtime.bigint() - t) / 1e6 / N;
+  on = false;
+  const by = new Map<string, number[]>();
+  for (const q of log) by.set(q.sql, [...(by.get(q.sql) ?? []), q.ms]);
+  console.log(url.split('/').slice(3).join('/'), 'per request', total.toFixed(3), 'ms; queries per request', log.length / N);
+  for (const [sql, ms] of by) console.log('  ', (ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(3), 'ms x', ms.length / N, sql.replace(/\s+/g, ' ').slice(0, 150));
+}
+await app.close(); await database.close();
