@@ -120,6 +120,13 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     server = spawnServer(start.args, env);
     await waitFor(`${origin}/healthz`);
 
+    // Rows 2, 3, 5, 6 first, on the freshly started server: row 5's peak RSS is then the
+    // streaming's, not the heap left grown by the request-rate rows.
+    if (ONLY.has('files') && FILES_DIALECTS.includes(dialect)) {
+      const transfer = await transferRows({ ...subject, pid: server.pid! }, { ceilingPort, work, rounds: ROUNDS, link: true });
+      rows.push(...transfer.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
+    }
+
     // Row 1: the ceiling serves Coffre's own answers for the same URLs.
     const paths = [
       { name: 'GET /folders/details/{id}', path: `/api/folders/details/${listing}` },
@@ -144,11 +151,6 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     // Row 7.
     if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, work, label)));
 
-    // Rows 2, 3, 5, 6.
-    if (ONLY.has('files') && FILES_DIALECTS.includes(dialect)) {
-      const transfer = await transferRows({ ...subject, pid: server.pid! }, { ceilingPort, work, rounds: ROUNDS, link: true });
-      rows.push(...transfer.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
-    }
   } finally {
     await stop(server);
     if (admin) {
