@@ -174,7 +174,8 @@ function withNamedStatements(pool: pg.Pool): pg.Pool {
               } catch (error) {
                 // Another instance changed a table under a statement this connection prepared
                 // ("cached plan must not change result type"): the connection goes back to
-                // unnamed statements, and the query runs again once.
+                // unnamed statements, and the query runs again once (inside a transaction the
+                // retry fails too, the transaction being aborted: that one request errs).
                 if ((error as { code?: string }).code !== '0A000') throw error;
                 unnamed.add(target);
                 return plain();
