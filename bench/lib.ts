@@ -114,6 +114,13 @@ export async function timeDownload(url: string, headers: Record<string, string>,
   return res.seconds;
 }
 
+/** A download through a POST with a JSON body (public link downloads). */
+export async function timePostDownload(url: string, body: unknown, expected: number): Promise<number> {
+  const res = curl(['-X', 'POST', '-H', 'content-type: application/json', '--data-binary', JSON.stringify(body), url]);
+  if (res.status !== 200 || res.bytes !== expected) throw new Error(`download answered ${res.status} with ${res.bytes} bytes`);
+  return res.seconds;
+}
+
 export const mbps = (bytes: number, seconds: number) => bytes / seconds / 1e6;
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -130,14 +137,15 @@ export function renderTable(title: string, note: string, rows: Row[]): string {
 }
 
 /** Signs up the benchmark's account on a fresh server; its bearer header and root folder id. */
-export async function benchUser(api: string): Promise<{ auth: { authorization: string }; root: string }> {
+export async function benchUser(api: string, email = 'bench@example.com'): Promise<{ auth: { authorization: string }; root: string; bucketId: string }> {
   const reg = await request(`${api}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.com', password: 'bench password', name: 'Bench' }),
+    body: JSON.stringify({ email, password: 'bench password', name: 'Bench' }),
   });
   const token = ((await reg.body.json()) as any).data.accessToken as string;
   const auth = { authorization: `Bearer ${token}` };
   const rootRes = await request(`${api}/folders/root/subfolders`, { headers: auth });
-  return { auth, root: ((await rootRes.body.json()) as any).data.parentFolder.id as string };
+  const parent = ((await rootRes.body.json()) as any).data.parentFolder;
+  return { auth, root: parent.id as string, bucketId: parent.bucketId as string };
 }

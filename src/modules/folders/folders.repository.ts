@@ -14,7 +14,10 @@ export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefin
   return db.selectFrom('folders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** A folder with the location of its bucket's datahub, for the details response (one query). */
+/**
+ * A folder with the location of its bucket's datahub and the number of users it is shared with,
+ * for the details response (one query).
+ */
 export function findFolderWithLocation(db: DbOrTrx, id: string) {
   return db
     .selectFrom('folders')
@@ -23,6 +26,14 @@ export function findFolderWithLocation(db: DbOrTrx, id: string) {
     .innerJoin('locations', 'locations.id', 'datahubs.location_id')
     .selectAll('folders')
     .select(['locations.name_en as location_name', 'locations.region_code as location_code'])
+    .select((eb) =>
+      eb
+        .selectFrom('permissions')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .where('permissions.item_kind', '=', 'folder')
+        .whereRef('permissions.item_id', '=', 'folders.id')
+        .as('shared_users'),
+    )
     .where('folders.id', '=', id)
     .executeTakeFirst();
 }
@@ -90,21 +101,29 @@ export async function displayPaths(db: DbOrTrx, ids: string[]): Promise<Map<stri
   return paths;
 }
 
-export interface ChildPage {
-  rows: FolderRow[];
+export interface ChildPage<Row = FolderRow> {
+  rows: Row[];
   hasMore: boolean;
 }
 
-/** One page of a folder's children in the same trash state as the parent, by (name, id). */
+/** The columns a listing item shows (API.md §3): what the listings read. */
+export const LIST_COLUMNS = ['id', 'bucket_id', 'parent_id', 'hash_url', 'name', 'visibility', 'trash_batch', 'created_at', 'updated_at', 'deleted_at'] as const;
+export type ListedFolder = Pick<FolderRow, (typeof LIST_COLUMNS)[number]>;
+
+/**
+ * One page of a folder's children in the same trash state as the parent, by (name, id). Reads
+ * only the listed columns: a page is a hundred rows, and building each row's object from every
+ * column (wrapped keys, aggregates) cost a third of the query.
+ */
 export async function listChildren(
   db: DbOrTrx,
   parentId: string,
   trashBatch: string,
   page: { limit: number; after?: [string, string] },
-): Promise<ChildPage> {
+): Promise<ChildPage<ListedFolder>> {
   let query = db
     .selectFrom('folders')
-    .selectAll()
+    .select(LIST_COLUMNS)
     .where('parent_id', '=', parentId)
     .where('trash_batch', '=', trashBatch);
   if (page.after) {

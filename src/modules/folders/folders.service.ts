@@ -15,7 +15,7 @@ import { locationLabel } from '../regions/regions.repository.js';
 import { cloneFiles, purgeFiles } from '../files/files.lifecycle.js';
 import { filesInSubtree, liveFilesOfFolders, retainedFileInSubtree } from '../files/files.repository.js';
 import * as repo from './folders.repository.js';
-import { countItemGrants, deleteGrantsOn } from '../permissions/permissions.repository.js';
+import { deleteGrantsOn } from '../permissions/permissions.repository.js';
 import { findBucket } from '../buckets/buckets.repository.js';
 import { assertNameFree, freeItemName } from './folders.names.js';
 
@@ -71,7 +71,7 @@ export interface UpdateFolderInput {
 // lastAccessAt is written at most once a minute per folder, so reads stay reads.
 const ACCESS_WRITE_INTERVAL_MS = 60_000;
 
-export function listItem(row: FolderRow): FolderListItem {
+export function listItem(row: repo.ListedFolder): FolderListItem {
   return {
     id: row.id,
     bucketId: row.bucket_id,
@@ -126,7 +126,7 @@ export function folderService(ctx: AppContext) {
       totalFiles: Number(row.subtree_files),
       totalSubfolders: Number(row.subtree_folders),
       totalSizeByte: Number(row.subtree_bytes),
-      sharedUsersCount: await countItemGrants(db, 'folder', row.id),
+      sharedUsersCount: Number(row.shared_users ?? 0),
       ownerFolder: owned ? null : { userId: row.owner_id, name: owner?.name ?? '' },
       displayPath: `/${names.join('/')}`,
       locationLabel: locationLabel({ name_en: row.location_name, region_code: row.location_code }),
