@@ -22,8 +22,8 @@ export * from './segment-codecs.js';
  * that reading, crypto and writing overlap. Memory per stream stays a few MiB whatever its size.
  */
 const BATCH_BYTES = 512 * 1024;
-const MAX_IN_FLIGHT = 3;
-const STREAM_HIGH_WATER_MARK = 1024 * 1024;
+const MAX_IN_FLIGHT = 2;
+const STREAM_HIGH_WATER_MARK = 512 * 1024;
 /** Batches coming back from the workers are garbage once written out (see gc.ts). */
 const garbage = new GarbageMeter(8 * 1024 * 1024);
 
