@@ -10,7 +10,7 @@
  *
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
- * BENCH_SMALL_FILES (row 7), BENCH_ROWS (`1,4,7,files`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_SMALL_FILES (row 7), BENCH_ROWS (`1,4,7,files,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -24,6 +24,7 @@ import { request } from 'undici';
 import { openDatabase } from '../src/db/database.js';
 import { fetchBodies, metadataRows, scaleRows, smallFileRows } from './api-rows.js';
 import { createFolder, transferRows } from './files.bench.js';
+import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
 import { GiB, LOAD_CORE, ROOT, benchUser, pin, renderTable, startCommand, startProcess, waitFor, type Row } from './lib.js';
 import { seedFolder } from './seed.js';
 
@@ -34,7 +35,7 @@ const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Which rows run (development): any of 1, 4, 7 and `files` (rows 2, 3, 5, 6); default all. */
-const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,files').split(','));
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,files,scale').split(','));
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const start = startCommand();
@@ -179,6 +180,11 @@ async function main() {
       port += 2;
     }
     await stop(fileCeiling);
+    // Issue 8's informational rows: the S3 store against s3rver, and two instances against one.
+    if (ONLY.has('scale') && DIALECTS.includes('postgres')) {
+      rows.push(...(await scaleOutRows()).map((r) => ({ ...r, name: `PostgreSQL + s3rver · ${r.name}` })));
+      notes.push(SCALE_OUT_METHOD);
+    }
   } finally {
     await Promise.all([...children].map(stop));
     await fsp.rm(work, { recursive: true, force: true });

@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import fs, { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Pool, request } from 'undici';
@@ -76,7 +77,8 @@ async function metadataRate(bases: string[], paths: string[], token: string): Pr
   return done / seconds;
 }
 
-async function main() {
+/** The scale-out rows (informational); `npm run bench` includes them on PostgreSQL. */
+export async function scaleOutRows(): Promise<Row[]> {
   pin(LOAD_CORE);
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'coffre-bench-scale-'));
   const source = path.join(work, 'source.bin');
@@ -179,7 +181,14 @@ async function main() {
     await admin.end();
     await fsp.rm(work, { recursive: true, force: true });
   }
+  return rows;
+}
 
+/** How the scale-out rows are measured, for the table's header. */
+export const SCALE_OUT_METHOD = `Scale-out rows: Coffre over PostgreSQL and s3rver; transfers: median of ${ROUNDS} alternating rounds, the ceiling is s3rver's own PUT and GET of the same bytes (one request each), the multipart row puts the same bytes through the S3 store from the load process, without Coffre; metadata: the same request mix on one instance, then spread over two (median of ${ROUNDS} alternating rounds of ${METADATA_SECONDS} s; on 2 cores the ratio shows the cost of a second instance, not a speed-up); informational, no bar.`;
+
+async function main() {
+  const rows = await scaleOutRows();
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const table = renderTable(
     `bench:scale — ${new Date().toISOString()} — ${cpu}, ${os.cpus().length} cores, Node ${process.version}`,
@@ -191,4 +200,5 @@ async function main() {
   await fsp.writeFile(path.join(ROOT, 'bench', 'results', 'scale.md'), `${table}\n`);
 }
 
-await main();
+// Run as a script (`npm run bench:scale`), not when `npm run bench` imports the rows.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
