@@ -971,12 +971,17 @@ for (const dialect of DIALECTS) {
       const damaged = 30;
       damage(stored, HEADER + damaged * SEALED + SEGMENT / 2);
 
+      // Usually the head has left when the damage is read: 200, then the connection is cut. On
+      // a loaded machine the cipher thread can reach the damage before the first bytes are
+      // written, and the answer is a 500 envelope instead: both deliver nothing unauthenticated.
       const whole = await get();
-      assert.equal(whole.status, 200);
-      assert.equal(Number(whole.headers!['content-length']), data.length);
-      assert.equal(whole.complete, false, 'the connection is cut');
-      assert.ok(whole.body.length > 0, 'the undamaged head is streamed');
       assertCutBefore(whole, data, 0, damaged * SEGMENT);
+      if (whole.status === 200) {
+        assert.equal(Number(whole.headers!['content-length']), data.length);
+        assert.equal(whole.complete, false, 'the connection is cut');
+      } else {
+        assert.equal(whole.status, 500);
+      }
 
       // Ranges in undamaged segments, before and after the damaged one, are served exactly.
       for (const [start, end] of [[SEGMENT, 2 * SEGMENT - 1], [100, 200], [(damaged + 2) * SEGMENT + 5, (damaged + 4) * SEGMENT], [(damaged + 1) * SEGMENT, data.length - 1]]) {
