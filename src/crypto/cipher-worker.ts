@@ -8,8 +8,7 @@ import { GarbageMeter } from '../lib/gc.js';
  * stream's output comes back in order. Output buffers are transferred, never copied.
  */
 // Every batch and every cipher.update allocates buffers that V8 would only collect after ~64 MB
-// more of them: collecting every 2 MiB processed keeps the worker's memory
-// flat (see gc.ts).
+// more of them: collecting every 2 MiB processed keeps the worker's memory flat (see gc.ts).
 const garbage = new GarbageMeter(2 * 1024 * 1024);
 const codecs = new Map<number, SegmentCodec>();
 const port = parentPort!;

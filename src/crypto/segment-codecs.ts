@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, type Hash } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
  * The stored format of every blob: a 16-byte header, then the plaintext in 64 KiB segments, each
@@ -259,17 +259,17 @@ class Hasher implements SegmentCodec {
 /** Plaintext in, header and sealed segments out. A full segment waits for one more byte. */
 class Sealer implements SegmentCodec {
   private readonly input = new InputBuffer();
-  private readonly hash: Hash | null;
+  private readonly hash: Hasher | null;
   private index = 0;
   private headerSent = false;
 
   constructor(private readonly key: Buffer, private readonly header: StreamHeader, hash: boolean) {
     if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
-    this.hash = hash ? createHash('sha256') : null;
+    this.hash = hash ? new Hasher() : null;
   }
 
   write(chunks: Buffer[]): Buffer[] {
-    for (const chunk of chunks) this.hash?.update(chunk);
+    this.hash?.write(chunks);
     this.input.add(chunks);
     const size = this.header.segmentSize;
     // Strictly more than one segment left: the first one cannot be the final one.
@@ -279,7 +279,7 @@ class Sealer implements SegmentCodec {
 
   end(): { out: Buffer[]; checksum?: string } {
     const out = this.seal(1, true);
-    return { out, checksum: this.hash ? `sha256:${this.hash.digest('hex')}` : undefined };
+    return { out, checksum: this.hash?.end().checksum };
   }
 
   /** The header, once, ahead of the first segment. */
