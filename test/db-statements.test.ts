@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { preparedQuery } from '../src/db/prepared-query.js';
 import { DIALECTS, build } from './helper.js';
 
-// Statements are kept prepared (SQLite) or named (PostgreSQL) by SQL text: src/db/database.ts.
+// Statements are kept prepared (SQLite) or named (PostgreSQL) by SQL text: src/db/database.ts;
+// hot queries are compiled once: src/db/prepared-query.ts.
 for (const dialect of DIALECTS) {
   describe(`prepared statements [${dialect}]`, () => {
     it('a repeated query text answers with each call\'s own values', async (t) => {
@@ -26,6 +28,49 @@ for (const dialect of DIALECTS) {
       await Promise.all(Array.from({ length: 5 }, read));
       await sql`alter table stmt_probe add column b text`.execute(db);
       for (let i = 0; i < 10; i++) assert.deepEqual(Object.keys((await read()).rows[0]).sort(), ['a', 'b', 'id']);
+    });
+
+    it('rows are plain objects of every column, a repeated name keeping its last value', async (t) => {
+      const { database } = await build(t, dialect);
+      const { db } = database;
+      const result = await sql<Record<string, unknown>>`select ${'x'} as a, null as b, 1.5 as c, ${'first'} as d, ${'last'} as d`.execute(db);
+      assert.equal(result.rows.length, 1);
+      const row = result.rows[0];
+      assert.equal(Object.getPrototypeOf(row), Object.prototype);
+      assert.deepEqual(Object.keys(row), ['a', 'b', 'c', 'd']);
+      assert.equal(row.a, 'x');
+      assert.equal(row.b, null);
+      assert.equal(Number(row.c), 1.5);
+      assert.equal(row.d, 'last');
+    });
+
+    it('a prepared query runs with each call\'s values, also inside a transaction, and keeps its constants', async (t) => {
+      const { database } = await build(t, dialect);
+      const { db } = database;
+      await sql`create table prepared_probe (id integer primary key, kind text not null, name text not null)`.execute(db);
+      await sql`insert into prepared_probe (id, kind, name) values (1, 'a', 'one'), (2, 'a', 'two'), (3, 'b', 'three'), (4, 'a', 'four')`.execute(db);
+      const probe = db.withTables<{ prepared_probe: { id: number; kind: string; name: string } }>();
+      const byKind = preparedQuery((q: typeof probe, p: { afterId: number; take: number }) =>
+        q.selectFrom('prepared_probe').select(['id', 'name']).where('kind', '=', 'a').where('id', '>', p.afterId).orderBy('id').limit(p.take),
+      );
+      const run = (afterId: number, take: number) => byKind.execute(probe, { afterId, take });
+      assert.deepEqual((await run(0, 2)).map((r) => Number(r.id)), [1, 2]);
+      assert.deepEqual((await run(1, 5)).map((r) => Number(r.id)), [2, 4]);
+      assert.deepEqual((await Promise.all([run(0, 1), run(2, 1), run(4, 1)])).map((rows) => rows.map((r) => r.name)), [['one'], ['four'], []]);
+      const inTransaction = await probe.transaction().execute(async (trx) => {
+        await trx.insertInto('prepared_probe').values({ id: 5, kind: 'a', name: 'five' }).execute();
+        return byKind.execute(trx, { afterId: 4, take: 10 });
+      });
+      assert.deepEqual(inTransaction, [{ id: 5, name: 'five' }]);
+      assert.equal((await byKind.takeFirst(probe, { afterId: 5, take: 1 })), undefined);
+    });
+
+    it('a prepared query refuses a value that does not become a parameter', async (t) => {
+      const { database } = await build(t, dialect);
+      const { db } = database;
+      // Used to name a column, the value would be baked into the SQL text once and for all.
+      const wrong = preparedQuery((_db, p: { column: string }) => db.selectFrom('users').select(sql.ref(p.column).as('x')));
+      await assert.rejects(wrong.execute(db, { column: 'email' }), /value "column" is not a parameter/);
     });
   });
 }

@@ -106,6 +106,52 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
 /** Statements kept prepared; past this, the least recently used is dropped. */
 const STATEMENT_CACHE_SIZE = 1000;
 
+/** What Kysely's SQLite driver uses of a prepared statement. */
+interface DriverStatement {
+  readonly reader: boolean;
+  readonly busy: boolean;
+  all(parameters: unknown[]): unknown[];
+  run(parameters: unknown[]): SQLite.RunResult;
+  iterate(parameters: unknown[]): IterableIterator<unknown>;
+}
+
+/**
+ * A statement whose rows come as objects built by one function compiled for its columns.
+ * better-sqlite3 builds each row object in C++ one property at a time (a V8 map transition per
+ * column and row): for a page of 100 folders that cost more than the query. Raw arrays, turned
+ * into objects by an object literal of the statement's shape, take about half the time.
+ */
+function withRowBuilder(statement: SQLite.Statement): DriverStatement {
+  if (!statement.reader) return statement as unknown as DriverStatement;
+  const builderFor = () => {
+    const names = statement.columns().map((column) => column.name);
+    // A literal key `__proto__` would set the prototype: such a statement keeps the default rows.
+    if (names.includes('__proto__')) return null;
+    const build = new Function('r', `return {${names.map((name, i) => `${JSON.stringify(name)}: r[${i}]`).join(', ')}};`) as (raw: unknown[]) => unknown;
+    return { width: names.length, build };
+  };
+  let builder = builderFor();
+  if (!builder) return statement as unknown as DriverStatement;
+  statement.raw(true);
+  const toRow = (raw: unknown[]) => {
+    // A `select *` over a table that gained or lost columns since (SQLite prepares the
+    // statement again by itself) answers rows of another width: build for the new columns.
+    if (raw.length !== builder!.width) builder = builderFor() ?? builder;
+    return builder!.build(raw);
+  };
+  return {
+    reader: true,
+    get busy() {
+      return statement.busy;
+    },
+    all: (parameters) => (statement.all(parameters) as unknown[][]).map(toRow),
+    run: (parameters) => statement.run(parameters),
+    *iterate(parameters) {
+      for (const raw of statement.iterate(parameters) as IterableIterator<unknown[]>) yield toRow(raw);
+    },
+  };
+}
+
 /**
  * Kysely's SQLite driver prepares every query it runs; preparing (parsing and planning the SQL)
  * costs more than running the small indexed queries of a request, and Kysely's query texts repeat
@@ -113,7 +159,8 @@ const STATEMENT_CACHE_SIZE = 1000;
  * busy (an unfinished `iterate`) is never handed out twice: the caller then gets a fresh one.
  */
 function withStatementCache(database: SQLite.Database) {
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = new Map<string, DriverStatement>();
+  const prepare = (text: string) => withRowBuilder(database.prepare(text));
   return {
     close: () => {
       cache.clear();
@@ -122,13 +169,13 @@ function withStatementCache(database: SQLite.Database) {
     prepare: (text: string) => {
       const cached = cache.get(text);
       if (cached) {
-        if (cached.busy) return database.prepare(text);
+        if (cached.busy) return prepare(text);
         // Re-inserting keeps the Map in least-recently-used order.
         cache.delete(text);
         cache.set(text, cached);
         return cached;
       }
-      const statement = database.prepare(text);
+      const statement = prepare(text);
       cache.set(text, statement);
       if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       return statement;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared-query.js';
 import type { NewUser, TokenRow, UserRow } from '../../db/schema.js';
 
 export async function countUsers(db: DbOrTrx): Promise<number> {
@@ -53,14 +54,18 @@ export async function insertToken(db: DbOrTrx, token: TokenRow): Promise<void> {
 }
 
 /** The live token with this hash and its user, in one query (every authenticated request runs it). */
-export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string) {
-  return db
+// Every authenticated request runs it: built once (see preparedQuery).
+const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
+  db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
     .select(['tokens.id as tokenId', 'tokens.last_used_at as lastUsedAt', 'users.id as userId', 'users.email', 'users.name'])
-    .where('tokens.token_hash', '=', tokenHash)
-    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)]))
-    .executeTakeFirst();
+    .where('tokens.token_hash', '=', p.tokenHash)
+    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', p.now)])),
+);
+
+export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string) {
+  return liveToken.takeFirst(db, { tokenHash, now });
 }
 
 export async function touchToken(db: DbOrTrx, tokenId: string, now: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { NullableTimestamp } from '../../http/schemas.js';
 import { idPattern } from '../../lib/ids.js';
 
 export const Email = Type.String({ format: 'email', maxLength: 254, examples: ['ada@example.com'] });
@@ -31,8 +32,8 @@ const personalTokenFields = {
   id: Type.String(),
   name: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  expiresAt: NullableTimestamp,
+  lastUsedAt: NullableTimestamp,
 };
 export const PersonalToken = Type.Object(personalTokenFields);
 export const NewPersonalToken = Type.Object({ ...personalTokenFields, token: Type.String({ description: 'Shown once; store it safely' }) });

@@ -1,11 +1,9 @@
 import { Type } from 'typebox';
 import { MAX_PAGE_SIZE } from '../../lib/cursor.js';
 import { idPattern } from '../../lib/ids.js';
+import { NullableTimestamp, Timestamp, Visibility } from '../../http/schemas.js';
 import { RETENTION_PERIODS } from './files.service.js';
 
-const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T13:17:04.123Z'] });
-const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-const Visibility = Type.Union([Type.Literal('private'), Type.Literal('public')]);
 export const RetentionPeriod = Type.Union(
   RETENTION_PERIODS.map((p) => Type.Literal(p)),
   { description: '`d` = days, `Y` = 365 days' },

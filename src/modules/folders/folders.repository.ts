@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared-query.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
 
 /** Walks up the tree stop here: a guard against a cycle, far beyond any real depth. */
@@ -10,16 +11,19 @@ const MAX_DEPTH = 10_000;
  * them), so a move is a one-row update and never rewrites the paths of a subtree.
  */
 
+// The queries every folder read runs are built once (see preparedQuery).
+const folderById = preparedQuery((db, p: { id: string }) => db.selectFrom('folders').selectAll().where('id', '=', p.id));
+
 export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefined> {
-  return db.selectFrom('folders').selectAll().where('id', '=', id).executeTakeFirst();
+  return folderById.takeFirst(db, { id });
 }
 
 /**
  * A folder with the location of its bucket's datahub and the number of users it is shared with,
  * for the details response (one query).
  */
-export function findFolderWithLocation(db: DbOrTrx, id: string) {
-  return db
+const folderWithLocation = preparedQuery((db, p: { id: string }) =>
+  db
     .selectFrom('folders')
     .innerJoin('buckets', 'buckets.id', 'folders.bucket_id')
     .innerJoin('datahubs', 'datahubs.id', 'buckets.datahub_id')
@@ -34,8 +38,11 @@ export function findFolderWithLocation(db: DbOrTrx, id: string) {
         .whereRef('permissions.item_id', '=', 'folders.id')
         .as('shared_users'),
     )
-    .where('folders.id', '=', id)
-    .executeTakeFirst();
+    .where('folders.id', '=', p.id),
+);
+
+export function findFolderWithLocation(db: DbOrTrx, id: string) {
+  return folderWithLocation.takeFirst(db, { id });
 }
 
 export interface AncestorRow {
@@ -62,12 +69,16 @@ function ancestorChain(startId: string) {
 }
 
 /** The folder `startId` and its ancestors, nearest first (`depth` 0 is `startId` itself). */
-export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<AncestorRow[]> {
-  const result = await sql<AncestorRow>`
-    ${ancestorChain(startId)}
+const ancestors = preparedQuery(
+  (_db, p: { startId: string }) => sql<AncestorRow>`
+    ${ancestorChain(p.startId)}
     select id, name, is_root, trash_batch, depth from chain order by depth
-  `.execute(db);
-  return result.rows.map((r) => ({ ...r, depth: Number(r.depth), is_root: Number(r.is_root) }));
+  `,
+);
+
+export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<AncestorRow[]> {
+  const rows = await ancestors.execute(db, { startId });
+  return rows.map((r) => ({ ...r, depth: Number(r.depth), is_root: Number(r.is_root) }));
 }
 
 /** A subquery: the ids of the folder `startId` and of its ancestors. */
@@ -106,33 +117,46 @@ export interface ChildPage<Row = FolderRow> {
   hasMore: boolean;
 }
 
-/** The columns a listing item shows (API.md §3): what the listings read. */
-export const LIST_COLUMNS = ['id', 'bucket_id', 'parent_id', 'hash_url', 'name', 'visibility', 'trash_batch', 'created_at', 'updated_at', 'deleted_at'] as const;
-export type ListedFolder = Pick<FolderRow, (typeof LIST_COLUMNS)[number]>;
+/** What a listing item shows of a folder's own columns (API.md §3). */
+const ITEM_COLUMNS = ['id', 'hash_url', 'name', 'visibility', 'created_at', 'updated_at', 'deleted_at'] as const;
+export type ItemColumns = Pick<FolderRow, (typeof ITEM_COLUMNS)[number]>;
+/** Where a listed folder sits: its bucket, parent and trash state. */
+export type Placement = Pick<FolderRow, 'bucket_id' | 'parent_id' | 'trash_batch'>;
+export type ListedFolder = ItemColumns & Placement;
 
 /**
  * One page of a folder's children in the same trash state as the parent, by (name, id). Reads
- * only the listed columns: a page is a hundred rows, and building each row's object from every
- * column (wrapped keys, aggregates) cost a third of the query.
+ * only the item's own columns (bucket, parent and trash state are the parent's): a page is a
+ * hundred rows, and making each value a JavaScript string costs more than the query itself.
  */
 export async function listChildren(
   db: DbOrTrx,
   parentId: string,
   trashBatch: string,
   page: { limit: number; after?: [string, string] },
-): Promise<ChildPage<ListedFolder>> {
-  let query = db
-    .selectFrom('folders')
-    .select(LIST_COLUMNS)
-    .where('parent_id', '=', parentId)
-    .where('trash_batch', '=', trashBatch);
-  if (page.after) {
-    const [name, id] = page.after;
-    query = query.where((eb) => eb.or([eb('name', '>', name), eb.and([eb('name', '=', name), eb('id', '>', id)])]));
-  }
-  const rows = await query.orderBy('name').orderBy('id').limit(page.limit + 1).execute();
+): Promise<ChildPage<ItemColumns>> {
+  const take = page.limit + 1;
+  const rows = page.after
+    ? await childrenAfter.execute(db, { parentId, trashBatch, take, afterName: page.after[0], afterId: page.after[1] })
+    : await firstChildren.execute(db, { parentId, trashBatch, take });
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
+
+function childrenQuery(db: DbOrTrx, p: { parentId: string; trashBatch: string; take: number }) {
+  return db
+    .selectFrom('folders')
+    .select(ITEM_COLUMNS)
+    .where('parent_id', '=', p.parentId)
+    .where('trash_batch', '=', p.trashBatch)
+    .orderBy('name')
+    .orderBy('id')
+    .limit(p.take);
+}
+
+const firstChildren = preparedQuery(childrenQuery);
+const childrenAfter = preparedQuery((db, p: { parentId: string; trashBatch: string; take: number; afterName: string; afterId: string }) =>
+  childrenQuery(db, p).where((eb) => eb.or([eb('name', '>', p.afterName), eb.and([eb('name', '=', p.afterName), eb('id', '>', p.afterId)])])),
+);
 
 /** One page of every live non-root folder of a bucket, in creation order. */
 export async function listBucketFolders(db: DbOrTrx, bucketId: string, page: { limit: number; afterId?: string }): Promise<ChildPage> {

@@ -1,10 +1,8 @@
 import { Type } from 'typebox';
 import { MAX_PAGE_SIZE } from '../../lib/cursor.js';
 import { idPattern } from '../../lib/ids.js';
+import { NullableTimestamp, Timestamp, Visibility } from '../../http/schemas.js';
 
-const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T13:17:04.123Z'] });
-const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-export const Visibility = Type.Union([Type.Literal('private'), Type.Literal('public')]);
 // Ids in bodies are checked by the service, so a malformed one is INVALID_ID like in a path.
 const IdInBody = Type.String({ maxLength: 64, examples: ['fld_01jd3kq8m7c9x4v2b6n0p5r8st'] });
 const ItemName = Type.String({ maxLength: 1024, description: '1–255 UTF-8 bytes; no "/", no control characters, not "." or ".."', examples: ['Documents'] });

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { NullableTimestamp } from '../../http/schemas.js';
 
 export const SharedHashParams = Type.Object({ sharedHash: Type.String({ minLength: 1, maxLength: 64, description: 'The link identifier from the share link' }) });
 
@@ -30,7 +31,7 @@ export const PatchLinkBody = Type.Object(
 
 const linkSettings = {
   sharedHash: Type.String(),
-  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  expiresAt: NullableTimestamp,
   maxAccess: Type.Integer(),
   canView: Type.Boolean(),
   canDownload: Type.Boolean(),
@@ -81,7 +82,7 @@ export const SharedFileInfo = Type.Object(
     contentType: Type.String(),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
-    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    expiresAt: NullableTimestamp,
     maxAccess: Type.Integer(),
     remainingAccess: Type.Union([Type.Integer(), Type.Null()], { description: 'null when unlimited' }),
     canDownload: Type.Boolean(),
@@ -99,7 +100,7 @@ export const SharedFolderContent = Type.Object(
     totalFiles: Type.Integer(),
     totalSizeByte: Type.Integer(),
     totalSizeReadable: Type.String(),
-    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    expiresAt: NullableTimestamp,
     canDownload: Type.Boolean(),
     keyCheck: KeyCheck,
   },

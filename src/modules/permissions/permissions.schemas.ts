@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { idPattern } from '../../lib/ids.js';
+import { Timestamp } from '../../http/schemas.js';
 import { PageQuery } from '../folders/folders.schemas.js';
 import { MAX_GRANTEES } from './permissions.service.js';
 
-const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T13:17:04.123Z'] });
 const UserId = Type.String({ maxLength: 64, examples: ['usr_01jd3kq8m7c9x4v2b6n0p5r8st'] });
 
 const flags = {
