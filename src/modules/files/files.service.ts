@@ -144,14 +144,14 @@ export function fileService(ctx: AppContext) {
   }
 
   /**
-   * Stores one uploaded stream into a folder: the bytes are encrypted into a new blob first, then
+   * Stores one uploaded stream (or small body) into a folder: the bytes are encrypted into a new blob first, then
    * one transaction records the file or its new version, reserves the quota and updates the
    * folder aggregates. If anything fails, the blob is removed again.
    */
   async function uploadOne(
     principal: Principal,
     folderId: string,
-    input: { name: string; contentType: string; body: Readable; onConflict: OnConflict },
+    input: { name: string; contentType: string; body: Readable | Buffer; onConflict: OnConflict },
   ): Promise<FileDetail> {
     const name = assertName(input.name);
     const folder = await loadFolderFor(db, principal, folderId, 'edit');
@@ -160,7 +160,10 @@ export function fileService(ctx: AppContext) {
     // The folder's key survives moves (a move re-wraps it, the key stays), so it is unwrapped
     // here, before the transaction, which then holds its locks only for the writes.
     const parentKey = await folderKey(db, keyring, folder.id);
-    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: await quotaRemaining(folder.owner_id) });
+    // The quota is decided by the reservation when the file is recorded; read before, it only
+    // stops a stream from being stored in vain past it, which a body already in memory is not.
+    const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
+    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
     try {
       return fileDetail(await mutation(db, (trx) => recordUpload(trx, principal, folder, parentKey, name, input.contentType, input.onConflict, stored)));
     } catch (error) {
