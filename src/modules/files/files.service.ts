@@ -192,9 +192,9 @@ export function fileService(ctx: AppContext) {
     const now = nowIso();
     await markBlobStored(trx, stored.blobId, stored.storedSize, now);
     if (!(await reserveBytes(trx, folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
-    // A folder never changes owner, and its owner may always edit it; another user's grant may
-    // have been revoked since the check before the upload.
-    if (folder.owner_id !== principal.userId) await loadFolderFor(trx, principal, folder.id, 'edit');
+    // Checked again under the lock: the folder may have been trashed or deleted (with its
+    // bucket), or a grant revoked, since the check before the upload.
+    requireLiveFolder(await loadFolderFor(trx, principal, folder.id, 'edit'));
     const holder = await repo.liveNameHolder(trx, folder.id, requestedName);
     if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now);
     if (holder.file && onConflict === 'version') return addVersion(trx, holder.file, stored, contentType, now);
