@@ -10,13 +10,16 @@ const WRITE_BATCH_BYTES = 1024 * 1024;
 
 /**
  * Blobs as files under `<root>/ab/cd/<key>`. A put writes a temp file in `<root>/tmp`, fsyncs
- * it, renames it into place and fsyncs the directory, so a blob is either whole or absent.
+ * it, renames it into place and fsyncs the directory (and the parents of directories it had to
+ * create), so a blob is either whole or absent, and present after a crash once put resolves.
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs';
   // fs read streams read each chunk into a fresh buffer and forget it once emitted.
   readonly exclusiveReadChunks = true;
   private readonly tmpDir: string;
+  /** Key-prefix directories being created, so concurrent uploads wait for the same creation. */
+  private readonly creating = new Map<string, Promise<void>>();
 
   constructor(private readonly root: string) {
     this.tmpDir = path.join(root, 'tmp');
@@ -57,10 +60,12 @@ export class FsBlobStore implements BlobStore {
         if (batchBytes >= WRITE_BATCH_BYTES) await flush();
       }
       await flush();
+      // The bytes and the file's size are on disk before any name points at them.
       await handle.sync();
       await handle.close();
-      await fsp.mkdir(path.dirname(target), { recursive: true });
-      await fsp.rename(temp, target);
+      await this.renameIntoPlace(temp, target);
+      // The new entry itself: without this a crash may lose the name (ext4 without a journal
+      // writes directory blocks only when asked), and the row about to commit would point at nothing.
       await syncDirectory(path.dirname(target));
       return { size };
     } catch (error) {
@@ -68,6 +73,28 @@ export class FsBlobStore implements BlobStore {
       await fsp.rm(temp, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Renames a written temp file to its key's path. The directories of a key prefix exist after
+   * their first blob, so the rename is tried first; on ENOENT they are created (once per process
+   * however many uploads want them at the same moment) and the rename is tried again.
+   */
+  private async renameIntoPlace(temp: string, target: string): Promise<void> {
+    try {
+      await fsp.rename(temp, target);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const dir = path.dirname(target);
+    let creating = this.creating.get(dir);
+    if (!creating) {
+      creating = createDirectory(dir).finally(() => this.creating.delete(dir));
+      this.creating.set(dir, creating);
+    }
+    await creating;
+    await fsp.rename(temp, target);
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
@@ -124,6 +151,16 @@ function skipBytes(buffers: Buffer[], n: number): Buffer[] {
     skip = 0;
   }
   return out;
+}
+
+/**
+ * Creates a directory and its missing parents, each made durable in its parent (the parent's
+ * fsync), so a blob renamed into it stays reachable after a crash.
+ */
+async function createDirectory(dir: string): Promise<void> {
+  const first = await fsp.mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let created = dir; created.length >= first.length; created = path.dirname(created)) await syncDirectory(path.dirname(created));
 }
 
 async function syncDirectory(dir: string): Promise<void> {

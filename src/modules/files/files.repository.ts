@@ -11,15 +11,20 @@ export function findFileByHashName(db: DbOrTrx, hashName: string): Promise<FileR
   return db.selectFrom('files').selectAll().where('hash_name', '=', hashName).executeTakeFirst();
 }
 
-/** The live file named `name` directly in `folderId`, if any. */
-export function liveFileNamed(db: DbOrTrx, folderId: string, name: string): Promise<FileRow | undefined> {
-  return db
-    .selectFrom('files')
-    .selectAll()
-    .where('folder_id', '=', folderId)
-    .where('name', '=', name)
-    .where('trash_batch', '=', '')
-    .executeTakeFirst();
+/**
+ * Who holds `name` directly in `folderId` among the live items, in one statement: the live file of
+ * that name, if any, and whether a live subfolder has it (files and folders share one namespace).
+ * The live state is written as a literal: SQLite re-prepares a statement on every run when a bound
+ * parameter is compared with the column of a partial index's condition (`trash_batch = ''`).
+ */
+export async function liveNameHolder(db: DbOrTrx, folderId: string, name: string): Promise<{ file: FileRow | undefined; folderTaken: boolean }> {
+  const result = await sql<FileRow & { folder_taken: number }>`
+    select files.*, (select count(*) from folders where parent_id = ${folderId} and name = ${name} and trash_batch = '') as folder_taken
+    from (select 1 as one) as anchor
+    left join files on files.folder_id = ${folderId} and files.name = ${name} and files.trash_batch = ''
+  `.execute(db);
+  const { folder_taken: folderTaken, ...file } = result.rows[0];
+  return { file: file.id === null ? undefined : (file as FileRow), folderTaken: Number(folderTaken) > 0 };
 }
 
 export async function insertFile(db: DbOrTrx, row: NewFile): Promise<void> {

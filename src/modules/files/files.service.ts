@@ -144,54 +144,69 @@ export function fileService(ctx: AppContext) {
   }
 
   /**
-   * Stores one uploaded stream into a folder: the bytes are encrypted into a new blob first, then
+   * Stores one uploaded stream (or small body) into a folder: the bytes are encrypted into a new blob first, then
    * one transaction records the file or its new version, reserves the quota and updates the
    * folder aggregates. If anything fails, the blob is removed again.
    */
   async function uploadOne(
     principal: Principal,
     folderId: string,
-    input: { name: string; contentType: string; body: Readable; onConflict: OnConflict },
+    input: { name: string; contentType: string; body: Readable | Buffer; onConflict: OnConflict },
   ): Promise<FileDetail> {
     const name = assertName(input.name);
     const folder = await loadFolderFor(db, principal, folderId, 'edit');
     requireLiveFolder(folder);
     if (input.onConflict === 'fail') await assertNameFree(db, folder.id, name);
-    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: await quotaRemaining(folder.owner_id) });
+    // The folder's key survives moves (a move re-wraps it, the key stays), so it is unwrapped
+    // here, before the transaction, which then holds its locks only for the writes.
+    const parentKey = await folderKey(db, keyring, folder.id);
+    // The quota is decided by the reservation when the file is recorded; read before, it only
+    // stops a stream from being stored in vain past it, which a body already in memory is not.
+    const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
+    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
     try {
-      const fileId = await mutate({ folders: [folder.id] }, (trx) => recordUpload(trx, principal, folder.id, name, input.contentType, input.onConflict, stored));
-      return fileDetail((await repo.findFile(db, fileId))!);
+      return fileDetail(await mutation(db, (trx) => recordUpload(trx, principal, folder, parentKey, name, input.contentType, input.onConflict, stored)));
     } catch (error) {
       await discardBlob(db, blobs, stored.blobId);
       throw error;
     }
   }
 
+  /**
+   * Records stored content as a new file or a new version, in few statements: on PostgreSQL every
+   * upload of an owner waits for the owner's row, so what runs after it is what serialises them.
+   * The quota reservation comes first after marking the blob: its conditional update of the
+   * owner's row takes the row lock `lockTrees` would take (the same mode), so it is the tree lock
+   * of this mutation, and the checks after it see the trees as the owner's other mutations left them.
+   */
   async function recordUpload(
     trx: DbOrTrx,
     principal: Principal,
-    folderId: string,
+    folder: FolderRow,
+    parentKey: Buffer,
     requestedName: string,
     contentType: string,
     onConflict: OnConflict,
     stored: StoredContent,
-  ): Promise<string> {
-    const folder = await loadFolderFor(trx, principal, folderId, 'edit');
-    requireLiveFolder(folder);
+  ): Promise<FileRow> {
     const now = nowIso();
-    if (!(await reserveBytes(trx, folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
     await markBlobStored(trx, stored.blobId, stored.storedSize, now);
-    const existing = await repo.liveFileNamed(trx, folder.id, requestedName);
-    if (existing && onConflict === 'version') {
-      await addVersion(trx, existing, stored, contentType, now);
-      return existing.id;
-    }
-    const name = onConflict === 'rename' ? await freeItemName(trx, folder.id, requestedName, '', true) : requestedName;
-    await assertNameFree(trx, folder.id, name);
+    if (!(await reserveBytes(trx, folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    // Checked again under the lock: the folder may have been trashed or deleted (with its
+    // bucket), or a grant revoked, since the check before the upload.
+    requireLiveFolder(await loadFolderFor(trx, principal, folder.id, 'edit'));
+    const holder = await repo.liveNameHolder(trx, folder.id, requestedName);
+    if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now);
+    if (holder.file && onConflict === 'version') return addVersion(trx, holder.file, stored, contentType, now);
+    if (onConflict !== 'rename') throw new AppError('NAME_CONFLICT', `An item named "${requestedName}" already exists in this folder`);
+    return insertNewFile(trx, folder, parentKey, await freeItemName(trx, folder.id, requestedName, '', true), contentType, stored, now);
+  }
+
+  async function insertNewFile(trx: DbOrTrx, folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string): Promise<FileRow> {
     const fileId = newId('fil');
     const versionId = newId('ver');
-    const fileKey = newChildKey(await folderKey(trx, keyring, folder.id), fileId);
-    await repo.insertFile(trx, {
+    const fileKey = newChildKey(parentKey, fileId);
+    const file: FileRow = {
       id: fileId,
       bucket_id: folder.bucket_id,
       folder_id: folder.id,
@@ -208,13 +223,15 @@ export function fileService(ctx: AppContext) {
       checksum: stored.checksum,
       version_count: 1,
       versions_bytes: stored.size,
+      trash_batch: '',
       deleted_at: null,
       created_at: now,
       updated_at: now,
-    });
+    };
+    await repo.insertFile(trx, file);
     await repo.insertVersions(trx, [versionRow(versionId, fileId, fileKey.key, stored, contentType, now)]);
-    await attachFile(trx, { folder_id: folder.id, size: stored.size });
-    return fileId;
+    await attachFile(trx, file);
+    return file;
   }
 
   function versionRow(id: string, fileId: string, fileKey: Buffer, stored: StoredContent, contentType: string, now: string): FileVersionRow {
@@ -230,11 +247,11 @@ export function fileService(ctx: AppContext) {
     };
   }
 
-  /** A new current version of a live file (its bytes already stored and the quota reserved). */
-  async function addVersion(trx: DbOrTrx, file: FileRow, stored: StoredContent, contentType: string, now: string): Promise<void> {
+  /** A new current version of a live file (its bytes already stored and the quota reserved); the file as it now is. */
+  async function addVersion(trx: DbOrTrx, file: FileRow, stored: StoredContent, contentType: string, now: string): Promise<FileRow> {
     const versionId = newId('ver');
     await repo.insertVersions(trx, [versionRow(versionId, file.id, await fileKeyOf(trx, file), stored, contentType, now)]);
-    await setCurrentVersion(trx, file, { id: versionId, size: stored.size, checksum: stored.checksum, contentType }, now);
+    return setCurrentVersion(trx, file, { id: versionId, size: stored.size, checksum: stored.checksum, contentType }, now);
   }
 
   async function setCurrentVersion(
@@ -242,8 +259,8 @@ export function fileService(ctx: AppContext) {
     file: FileRow,
     version: { id: string; size: number; checksum: string; contentType: string },
     now: string,
-  ): Promise<void> {
-    await repo.updateFile(trx, file.id, {
+  ): Promise<FileRow> {
+    const changes = {
       current_version_id: version.id,
       size: version.size,
       checksum: version.checksum,
@@ -251,9 +268,11 @@ export function fileService(ctx: AppContext) {
       version_count: Number(file.version_count) + 1,
       versions_bytes: Number(file.versions_bytes) + version.size,
       updated_at: now,
-    });
+    };
+    await repo.updateFile(trx, file.id, changes);
     const delta = version.size - Number(file.size);
     if (delta !== 0) await adjustChain(trx, file.folder_id, '', 1, { folders: 0, files: 0, bytes: delta }, { folders: 0, files: 0 });
+    return { ...file, ...changes };
   }
 
   async function details(principal: Principal, fileId: string): Promise<FileDetail> {

@@ -1,10 +1,10 @@
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import { newBlobKey } from '../../blobs/blob-keys.js';
 import { deleteBlobRow, insertUploadingBlob } from '../../blobs/blobs.repository.js';
 import { newKey } from '../../crypto/key-wrap.js';
-import { EncryptStream } from '../../crypto/stream-cipher.js';
+import { DEFAULT_SEGMENT_LOG2, EncryptStream, createCodec } from '../../crypto/stream-cipher.js';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { nowIso } from '../../lib/time.js';
@@ -34,30 +34,58 @@ class Meter extends Transform {
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.limits.maxBytes) return callback(new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${this.limits.maxBytes} bytes`));
-    if (this.bytes > this.limits.quotaRemaining) return callback(new AppError('QUOTA_EXCEEDED'));
+    try {
+      checkLimits(this.bytes, this.limits);
+    } catch (error) {
+      return callback(error as Error);
+    }
     callback(null, chunk);
   }
 }
 
 /**
- * Streams plaintext through the meter and the encryption into a new blob. The blob row is
- * written first (state `uploading`), so bytes left by a crash stay known to the collector. On any
- * failure (limit, client gone, storage error) the bytes and the row are removed before rejecting.
+ * Encrypts plaintext into a new blob: a stream through the meter and the encryption, or a body
+ * already read whole (a small one), sealed in one step. The blob row is written first (state
+ * `uploading`), so bytes left by a crash stay known to the collector. On any failure (limit,
+ * client gone, storage error) the bytes and the row are removed before rejecting.
  */
-export async function storeEncrypted(db: Db, blobs: BlobStore, source: Readable, limits: UploadLimits): Promise<StoredContent> {
+export async function storeEncrypted(db: Db, blobs: BlobStore, source: Readable | Buffer, limits: UploadLimits): Promise<StoredContent> {
+  if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
   const blobId = newBlobKey();
   const dataKey = newKey();
   await insertUploadingBlob(db, blobId, nowIso());
+  try {
+    return { blobId, dataKey, ...(Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source) : await storeStream(blobs, blobId, dataKey, source, limits)) };
+  } catch (error) {
+    await discardBlob(db, blobs, blobId);
+    throw error;
+  }
+}
+
+function checkLimits(bytes: number, limits: UploadLimits): void {
+  if (bytes > limits.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${limits.maxBytes} bytes`);
+  if (bytes > limits.quotaRemaining) throw new AppError('QUOTA_EXCEEDED');
+}
+
+type Sealed = Omit<StoredContent, 'blobId' | 'dataKey'>;
+
+async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits): Promise<Sealed> {
   const meter = new Meter(limits);
   // The plaintext checksum is computed with the encryption, off the event loop.
   const encrypt = new EncryptStream(dataKey, undefined, { checksum: true });
   const [piped, stored] = await Promise.allSettled([pipeline(source, meter, encrypt), blobs.put(blobId, encrypt)]);
-  if (piped.status === 'rejected' || stored.status === 'rejected') {
-    await discardBlob(db, blobs, blobId);
-    throw piped.status === 'rejected' ? piped.reason : (stored as PromiseRejectedResult).reason;
-  }
-  return { blobId, dataKey, size: meter.bytes, storedSize: stored.value.size, checksum: encrypt.checksum! };
+  if (piped.status === 'rejected') throw piped.reason;
+  if (stored.status === 'rejected') throw stored.reason;
+  return { size: meter.bytes, storedSize: stored.value.size, checksum: encrypt.checksum! };
+}
+
+/** The same stored format as EncryptStream's, sealed in-process (what it does for short streams too). */
+async function storeWhole(blobs: BlobStore, blobId: string, dataKey: Buffer, plaintext: Buffer): Promise<Sealed> {
+  const codec = createCodec({ kind: 'seal', key: new Uint8Array(dataKey), segmentLog2: DEFAULT_SEGMENT_LOG2, hash: true });
+  const head = codec.write([plaintext]);
+  const { out, checksum } = codec.end();
+  const stored = await blobs.put(blobId, Readable.from([...head, ...out]));
+  return { size: plaintext.length, storedSize: stored.size, checksum: checksum! };
 }
 
 /** Removes a blob that no version references (a failed or refused upload). */

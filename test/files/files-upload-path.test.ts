@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { DIALECTS, build, signUp } from '../helper.js';
+import { putFile, rootFolderId } from '../support/files.js';
+
+// The raw upload's path through the database (files.service.ts recordUpload) and its two ways of
+// reading a body: whole when announced small, streamed otherwise (files.routes.ts rawBody).
+for (const dialect of DIALECTS) {
+  describe(`raw upload path [${dialect}]`, () => {
+    it('a new file: the owner row is the first tree row written in the transaction, no tree lock query, nothing read after commit', async (t) => {
+      let statements: string[] | null = null;
+      const { app } = await build(t, dialect, {
+        // No background jobs: a blob collection on its timer would add statements.
+        config: { collectIntervalSeconds: 0 },
+        onQuery: (event) => statements?.push(event.query.sql.replace(/\s+/g, ' ').trim()),
+      });
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      await putFile(app, user, root, 'warm-up.bin', 'x');
+      statements = [];
+      await putFile(app, user, root, 'new.bin', randomBytes(4096));
+      const all = statements;
+      statements = null;
+
+      const begin = all.findIndex((s) => /^begin/i.test(s));
+      const commit = all.findIndex((s) => /^commit/i.test(s));
+      assert.ok(begin >= 0 && commit > begin, all.join('\n'));
+      const inside = all.slice(begin + 1, commit);
+      const kinds = inside.map((s) => {
+        if (/^update "blobs"/.test(s)) return 'mark blob';
+        if (/^update users set used_bytes/.test(s)) return 'reserve quota';
+        if (/^select \* from "folders" where "id"/.test(s)) return 'folder again';
+        if (/^select files\.\*/.test(s)) return 'name lookup';
+        if (/^insert into "files"/.test(s)) return 'insert file';
+        if (/^insert into "file_versions"/.test(s)) return 'insert version';
+        if (/^update folders set subtree_folders/.test(s)) return 'aggregates';
+        return s;
+      });
+      assert.deepEqual(kinds, ['mark blob', 'reserve quota', 'folder again', 'name lookup', 'insert file', 'insert version', 'aggregates']);
+      assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
+      assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
+      // Token, folder, key chain and the blob row come before the transaction: 4 + begin + 7 + commit.
+      assert.equal(all.length, 13, all.join('\n'));
+    });
+
+    it('a small body read whole and the same bytes streamed store the same content and checksum', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const data = randomBytes(70_000);
+      const checksum = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+      const whole = await putFile(app, user, root, 'whole.bin', data.subarray(0, 4096));
+      assert.equal(whole.checksum, `sha256:${createHash('sha256').update(data.subarray(0, 4096)).digest('hex')}`);
+      // No Content-Length (a stream payload): the body is streamed whatever its size.
+      const streamed = await app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${root}?name=streamed.bin`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+        payload: Readable.from([data.subarray(0, 30_000), data.subarray(30_000)]),
+      });
+      assert.equal(streamed.statusCode, 201, streamed.body);
+      assert.equal(streamed.json().data.checksum, checksum);
+      for (const [id, bytes] of [[whole.id, data.subarray(0, 4096)], [streamed.json().data.id, data]] as const) {
+        const res = await app.inject({ method: 'GET', url: `/api/files/download/${id}`, headers: { authorization: `Bearer ${user.token}` } });
+        assert.equal(res.statusCode, 200);
+        assert.ok(res.rawPayload.equals(bytes));
+      }
+    });
+
+    it('a small body over COFFRE_MAX_UPLOAD_BYTES is 413 and leaves no blob row', async (t) => {
+      const { app, database } = await build(t, dialect, { config: { maxUploadBytes: 1000 } });
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const blobRows = async () => (await database.db.selectFrom('blobs').select('id').execute()).length;
+      const before = await blobRows();
+      const res = await app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${root}?name=over.bin`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+        payload: randomBytes(1001),
+      });
+      assert.equal(res.statusCode, 413, res.body);
+      assert.equal(res.json().code, 'PAYLOAD_TOO_LARGE');
+      assert.equal(await blobRows(), before);
+      await putFile(app, user, root, 'fits.bin', randomBytes(1000));
+    });
+  });
+}
