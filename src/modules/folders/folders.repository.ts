@@ -136,27 +136,34 @@ export async function listChildren(
   page: { limit: number; after?: [string, string] },
 ): Promise<ChildPage<ItemColumns>> {
   const take = page.limit + 1;
+  const queries = trashBatch === '' ? liveChildren : trashedChildren;
   const rows = page.after
-    ? await childrenAfter.execute(db, { parentId, trashBatch, take, afterName: page.after[0], afterId: page.after[1] })
-    : await firstChildren.execute(db, { parentId, trashBatch, take });
+    ? await queries.after.execute(db, { parentId, trashBatch, take, afterName: page.after[0], afterId: page.after[1] })
+    : await queries.first.execute(db, { parentId, trashBatch, take });
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
-function childrenQuery(db: DbOrTrx, p: { parentId: string; trashBatch: string; take: number }) {
-  return db
-    .selectFrom('folders')
-    .select(ITEM_COLUMNS)
-    .where('parent_id', '=', p.parentId)
-    .where('trash_batch', '=', p.trashBatch)
-    .orderBy('name')
-    .orderBy('id')
-    .limit(p.take);
+/** The first page and the pages after a cursor, for the children of live parents or of trashed ones (see trashState). */
+function childrenQueries(live: boolean) {
+  const children = (db: DbOrTrx, p: { parentId: string; trashBatch: string; take: number }) =>
+    db
+      .selectFrom('folders')
+      .select(ITEM_COLUMNS)
+      .where('parent_id', '=', p.parentId)
+      .where('trash_batch', '=', live ? sql.lit<string>('') : p.trashBatch)
+      .orderBy('name')
+      .orderBy('id')
+      .limit(p.take);
+  return {
+    first: preparedQuery(children),
+    after: preparedQuery((db, p: { parentId: string; trashBatch: string; take: number; afterName: string; afterId: string }) =>
+      children(db, p).where((eb) => eb.or([eb('name', '>', p.afterName), eb.and([eb('name', '=', p.afterName), eb('id', '>', p.afterId)])])),
+    ),
+  };
 }
 
-const firstChildren = preparedQuery(childrenQuery);
-const childrenAfter = preparedQuery((db, p: { parentId: string; trashBatch: string; take: number; afterName: string; afterId: string }) =>
-  childrenQuery(db, p).where((eb) => eb.or([eb('name', '>', p.afterName), eb.and([eb('name', '=', p.afterName), eb('id', '>', p.afterId)])])),
-);
+const liveChildren = childrenQueries(true);
+const trashedChildren = childrenQueries(false);
 
 /** One page of every live non-root folder of a bucket, in creation order. */
 export async function listBucketFolders(db: DbOrTrx, bucketId: string, page: { limit: number; afterId?: string }): Promise<ChildPage> {
