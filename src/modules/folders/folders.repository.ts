@@ -18,31 +18,42 @@ export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefin
   return folderById.takeFirst(db, { id });
 }
 
+/** A folder with what its details show besides: its datahub's location and how many users it is shared with. */
+export type FolderWithLocation = FolderRow & { location_name: string; location_code: string; shared_users: number };
+
+/** The folder of a details response and its ancestors, nearest first. */
+export interface FolderDetailRows {
+  folder: FolderWithLocation;
+  ancestors: AncestorRow[];
+}
+
+type DetailChainRow = { [K in keyof FolderWithLocation]: FolderWithLocation[K] | null } & { chain_id: string; chain_name: string; chain_is_root: number; chain_trash_batch: string; chain_depth: number };
+
 /**
- * A folder with the location of its bucket's datahub and the number of users it is shared with,
- * for the details response (one query).
+ * Folder details in one statement (one round trip on PostgreSQL): the folder's ancestor chain,
+ * each link a row, with the folder itself, its location and share count joined to the first.
  */
-const folderWithLocation = preparedQuery((db, p: { id: string }) =>
-  db
-    .selectFrom('folders')
-    .innerJoin('buckets', 'buckets.id', 'folders.bucket_id')
-    .innerJoin('datahubs', 'datahubs.id', 'buckets.datahub_id')
-    .innerJoin('locations', 'locations.id', 'datahubs.location_id')
-    .selectAll('folders')
-    .select(['locations.name_en as location_name', 'locations.region_code as location_code'])
-    .select((eb) =>
-      eb
-        .selectFrom('permissions')
-        .select((inner) => inner.fn.countAll<number>().as('n'))
-        .where('permissions.item_kind', '=', 'folder')
-        .whereRef('permissions.item_id', '=', 'folders.id')
-        .as('shared_users'),
-    )
-    .where('folders.id', '=', p.id),
+const folderDetail = preparedQuery(
+  (_db, p: { id: string }) => sql<DetailChainRow>`
+    ${ancestorChain(p.id)}
+    select chain.id as chain_id, chain.name as chain_name, chain.is_root as chain_is_root, chain.trash_batch as chain_trash_batch, chain.depth as chain_depth,
+      folders.*, locations.name_en as location_name, locations.region_code as location_code,
+      (select count(*) from permissions where permissions.item_kind = 'folder' and permissions.item_id = folders.id) as shared_users
+    from chain
+    left join folders on chain.depth = 0 and folders.id = chain.id
+    left join buckets on buckets.id = folders.bucket_id
+    left join datahubs on datahubs.id = buckets.datahub_id
+    left join locations on locations.id = datahubs.location_id
+    order by chain.depth
+  `,
 );
 
-export function findFolderWithLocation(db: DbOrTrx, id: string) {
-  return folderWithLocation.takeFirst(db, { id });
+export async function findFolderDetail(db: DbOrTrx, id: string): Promise<FolderDetailRows | undefined> {
+  const rows = await folderDetail.execute(db, { id });
+  if (rows.length === 0) return undefined;
+  const { chain_id: _id, chain_name: _name, chain_is_root: _isRoot, chain_trash_batch: _trash, chain_depth: _depth, ...folder } = rows[0];
+  const ancestors = rows.slice(1).map((r) => ({ id: r.chain_id, name: r.chain_name, is_root: Number(r.chain_is_root), trash_batch: r.chain_trash_batch, depth: Number(r.chain_depth) }));
+  return { folder: folder as FolderWithLocation, ancestors };
 }
 
 export interface AncestorRow {

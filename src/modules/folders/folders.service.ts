@@ -94,23 +94,18 @@ function parseLimit(limit: number | undefined): number {
 export function folderService(ctx: AppContext) {
   const { db, keyring } = ctx;
 
-  async function detailRow(folderId: string) {
-    const row = await repo.findFolderWithLocation(db, folderId);
-    if (!row) throw new AppError('FOLDER_NOT_FOUND');
-    return row;
+  async function detailRows(folderId: string): Promise<repo.FolderDetailRows> {
+    const rows = await repo.findFolderDetail(db, folderId);
+    if (!rows) throw new AppError('FOLDER_NOT_FOUND');
+    return rows;
   }
 
   async function detail(principal: Principal, folderId: string): Promise<FolderDetail> {
-    return toDetail(principal, await detailRow(folderId));
+    return toDetail(principal, await detailRows(folderId));
   }
 
   /** Builds the detail object; `recordAccess` marks a read by a user. */
-  async function toDetail(
-    principal: Principal,
-    row: Awaited<ReturnType<typeof detailRow>>,
-    options: { recordAccess?: boolean } = {},
-  ): Promise<FolderDetail> {
-    const ancestors = row.parent_id ? await repo.ancestorsFrom(db, row.parent_id) : [];
+  async function toDetail(principal: Principal, { folder: row, ancestors }: repo.FolderDetailRows, options: { recordAccess?: boolean } = {}): Promise<FolderDetail> {
     const names = ancestors.filter((a) => !a.is_root).map((a) => a.name).reverse();
     if (!row.is_root) names.push(row.name);
     let lastAccessAt = row.last_access_at;
@@ -151,9 +146,9 @@ export function folderService(ctx: AppContext) {
   }
 
   async function details(principal: Principal, folderId: string): Promise<FolderDetail> {
-    const row = await detailRow(folderId);
-    if (!(await mayActOnFolder(db, principal, row, 'view'))) throw new AppError('FOLDER_ACCESS_DENIED');
-    return toDetail(principal, row, { recordAccess: true });
+    const rows = await detailRows(folderId);
+    if (!(await mayActOnFolder(db, principal, rows.folder, 'view'))) throw new AppError('FOLDER_ACCESS_DENIED');
+    return toDetail(principal, rows, { recordAccess: true });
   }
 
   /** Resolves the `root` alias: the root of `bucketId`, or of the caller's default bucket. */
