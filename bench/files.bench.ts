@@ -62,6 +62,14 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
 
   // Ceiling and subject alternate, ROUNDS times, each upload starting with no dirty pages left
   // by the previous one (`sync`): the VM disk's write-back otherwise lands on whoever runs next.
+  // Each upload also starts right after a copy of the source has been written and deleted, so
+  // that both find SIZE bytes of just-freed page-cache pages: pages freed a moment ago are
+  // reused at once, while pages the host has taken back cost 2-3 s of kernel time per GiB to
+  // fill on this VM. Without it, whoever uploaded first in a round reused the pages of the file
+  // deleted at the end of the round before and the second one paid for fresh pages (the bare
+  // ceiling alone: 390-600 MB/s on fresh pages, 720-940 MB/s on freed ones), so the round's
+  // ratio measured that order more than the servers, and with an odd number of rounds the
+  // median took the side that went first more often.
   // Which of the two goes first swaps every round. The VM's disk and memory make absolute
   // figures drift several-fold within a run, so each round gives a ratio of its own (subject
   // against the ceiling measured just before or after it) and the table shows the median ratio,
@@ -69,8 +77,14 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
   const times = { bareUp: [] as number[], bareDown: [] as number[], up: [] as number[], down: [] as number[], link: [] as number[] };
   let fileId = '';
   let link: { hash: string; key: string } | undefined;
-  const uploadCeiling = async (round: number) => {
+  const scratch = path.join(work, 'scratch.bin');
+  const freePages = async () => {
     execFileSync('sync');
+    await fsp.copyFile(source, scratch);
+    await fsp.rm(scratch);
+  };
+  const uploadCeiling = async (round: number) => {
+    await freePages();
     // A new file each round, as Coffre stores each upload as a new blob: overwriting one file
     // would let the ceiling reuse the page-cache pages it just freed, while fresh pages cost
     // several times more to fill on this VM (2-3 s of kernel time per GiB once free memory
@@ -78,7 +92,7 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
     times.bareUp.push(await timeUpload(`http://127.0.0.1:${ceilingPort}/upload/bare-${round}.bin`, source, {}));
   };
   const uploadSubject = async () => {
-    execFileSync('sync');
+    await freePages();
     times.up.push(await timeUpload(`${base}/files/upload/${folder}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }));
     if (!fileId) {
       const list = await request(`${base}/files/list/${folder}`, { headers: auth });

@@ -7,9 +7,11 @@ import { GarbageMeter } from '../lib/gc.js';
  * A cipher thread: keeps one codec per stream and answers every request in arrival order, so a
  * stream's output comes back in order. Output buffers are transferred, never copied.
  */
-// Every batch and every cipher.update allocates buffers that V8 would only collect after ~64 MB
-// more of them: collecting every 2 MiB processed keeps the worker's memory flat (see gc.ts).
-const garbage = new GarbageMeter(2 * 1024 * 1024);
+// Input received in buffers of its own (copied or transferred), and every cipher.update (about as
+// many bytes as the output), leave buffers that V8 would only collect after ~64 MB more of them:
+// collecting every 4 MiB of them keeps the worker's memory flat (see gc.ts). Input read in place
+// from a stream's shared ring leaves none: a thread that only hashes it has nothing to collect.
+const garbage = new GarbageMeter(4 * 1024 * 1024);
 const codecs = new Map<number, SegmentCodec>();
 const port = parentPort!;
 
@@ -29,8 +31,9 @@ port.on('message', (request: WorkerRequest) => {
         const codec = codecs.get(id);
         if (!codec) return; // dropped, or failed earlier: the stream is already gone
         const chunks = request.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
-        garbage.add(chunks.reduce((sum, c) => sum + c.length, 0));
-        return reply({ id, done: false }, codec.write(chunks));
+        const out = codec.write(chunks);
+        garbage.add(chunks.reduce((sum, c) => sum + (c.buffer instanceof SharedArrayBuffer ? 0 : c.length), 0) + out.reduce((sum, b) => sum + b.length, 0));
+        return reply({ id, done: false }, out);
       }
       case 'end': {
         const codec = codecs.get(id);

@@ -166,7 +166,9 @@ function owned(bytes: Buffer): Buffer {
  * sealed or opened only once the following bytes show whether it is the final one); `end`
  * releases the rest. Both throw `CipherFormatError` on damaged input, having returned only
  * authenticated output before. Every returned buffer is a view of memory that nothing else uses,
- * so a worker can transfer it to the main thread without copying.
+ * so a worker can transfer it to the main thread without copying. `write` keeps no reference to
+ * its input chunks once it returns (bytes held back are copied when they sit in shared memory):
+ * a stream's input ring is reused as soon as its threads have answered (see input-ring.ts).
  */
 export interface SegmentCodec {
   write(chunks: Buffer[]): Buffer[];
@@ -240,6 +242,18 @@ class InputBuffer {
     }
     return taken;
   }
+
+  /**
+   * Copies the bytes held back out of shared memory, which their sender overwrites once `write`
+   * has returned. Other chunks (transferred, or copied by postMessage) belong to this thread.
+   */
+  keep(): void {
+    if (!this.chunks.some((chunk) => chunk.buffer instanceof SharedArrayBuffer)) return;
+    const kept = Buffer.allocUnsafe(this.length);
+    let at = 0;
+    for (const chunk of this.chunks) at += chunk.copy(kept, at);
+    this.chunks = [kept];
+  }
 }
 
 /** Bytes in, nothing out; their `sha256:<hex>` at the end. */
@@ -274,7 +288,9 @@ class Sealer implements SegmentCodec {
     const size = this.header.segmentSize;
     // Strictly more than one segment left: the first one cannot be the final one.
     const ready = Math.floor((this.input.length - 1) / size);
-    return ready > 0 ? this.seal(ready, false) : this.start();
+    const out = ready > 0 ? this.seal(ready, false) : this.start();
+    this.input.keep();
+    return out;
   }
 
   end(): { out: Buffer[]; checksum?: string } {
@@ -314,12 +330,17 @@ class Opener implements SegmentCodec {
   write(chunks: Buffer[]): Buffer[] {
     this.input.add(chunks);
     if (!this.header) {
-      if (this.input.length < HEADER_BYTES) return [];
+      if (this.input.length < HEADER_BYTES) {
+        this.input.keep();
+        return [];
+      }
       this.header = parseHeader(this.input.take(HEADER_BYTES));
     }
     const sealed = this.header.segmentSize + TAG_BYTES;
     const ready = Math.floor((this.input.length - 1) / sealed);
-    return ready > 0 ? this.open(ready, sealed, false) : [];
+    const out = ready > 0 ? this.open(ready, sealed, false) : [];
+    this.input.keep();
+    return out;
   }
 
   end(): { out: Buffer[] } {
@@ -377,6 +398,7 @@ class RangeOpener implements SegmentCodec {
         this.emit(openSegment(this.key, this.header, this.index++, final, this.input.take(lastLength)), outs);
       }
     }
+    this.input.keep();
     return outs;
   }
 

@@ -1,6 +1,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { GarbageMeter } from '../lib/gc.js';
 import { CipherChannel, type WorkerReply } from './cipher-pool.js';
+import { InputRing } from './input-ring.js';
 import {
   CipherFormatError,
   DEFAULT_SEGMENT_LOG2,
@@ -49,6 +50,8 @@ abstract class CipherStream extends Transform {
   private codec: SegmentCodec | null = null;
   /** Batches sent and not answered yet, per channel. */
   private inFlight: number[] = [];
+  /** Shared memory carrying input the stream does not own to the channels (see input-ring.ts). */
+  private ring: InputRing | null = null;
   /** Channels that have not answered their last reply yet, once the input has ended. */
   private unfinished = 0;
   private writeCallback: TransformCallback | null = null;
@@ -123,6 +126,7 @@ abstract class CipherStream extends Transform {
 
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
     for (const channel of this.channels ?? []) channel.drop();
+    this.ring?.close();
     this.writeCallback = null;
     this.flushCallback = null;
     callback(error);
@@ -145,8 +149,9 @@ abstract class CipherStream extends Transform {
   }
 
   /**
-   * Sends the batch to the worker(s): whole owned buffers move to the output thread, anything
-   * else is copied once per thread.
+   * Sends the batch to the worker(s): whole owned buffers move to the output thread; anything
+   * else is copied once into the stream's ring of shared memory, which every thread reads in
+   * place (or, when it does not fit there, copied by postMessage once per thread).
    */
   private send(): void {
     if (!this.channels) {
@@ -155,10 +160,11 @@ abstract class CipherStream extends Transform {
     }
     if (this.batchBytes === 0) return;
     const owned = this.ownsInput && this.batch.every((c) => c.byteOffset === 0 && c.byteLength === c.buffer.byteLength);
-    const chunks = this.takeBatch();
+    const bytes = this.batchBytes;
+    let chunks: Uint8Array[] = this.takeBatch();
+    this.ring ??= new InputRing(this.channels.length);
+    chunks = this.ring.send(chunks, bytes, !owned) ?? chunks;
     // Side threads first: a transfer to the output thread would leave them empty buffers.
-    // Chunks not listed for transfer are copied by postMessage into memory the worker allocates:
-    // copying them here instead would make the event loop's heap hold (and fragment on) every batch.
     for (let index = this.channels.length - 1; index >= 0; index--) {
       this.inFlight[index]++;
       this.channels[index].write(chunks, owned && index === 0 ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
@@ -182,12 +188,14 @@ abstract class CipherStream extends Transform {
     if (reply.done) {
       this.checksum ??= reply.checksum;
       if (--this.unfinished > 0) return;
+      this.ring?.close();
       const flushCallback = this.flushCallback;
       this.flushCallback = null;
       flushCallback?.();
       return;
     }
     this.inFlight[channel]--;
+    this.ring!.answer(channel);
     // A reply without output gives the reader nothing to ask more for: continue at once.
     this.maybeContinue(channel === 0 && !pushed);
   }
