@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import type { FileRow, FileVersionRow, NewFile } from '../../db/schema.js';
-import { subtreeFolderIds } from '../folders/folders.repository.js';
+import { subtreeFolderIds, trashState } from '../folders/folders.repository.js';
 
 export function findFile(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
   return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
@@ -70,7 +70,7 @@ export async function listFilesPage(
 ): Promise<{ rows: FileRow[]; hasMore: boolean }> {
   const column = SORT_COLUMNS[page.sort];
   const cmp = page.order === 'asc' ? '>' : '<';
-  let query = db.selectFrom('files').selectAll().where('folder_id', '=', folderId).where('trash_batch', '=', trashBatch);
+  let query = db.selectFrom('files').selectAll().where('folder_id', '=', folderId).where('trash_batch', '=', trashState(trashBatch));
   if (page.after) {
     const [value, id] = page.after;
     query = query.where((eb) => eb.or([eb(column, cmp, value as never), eb.and([eb(column, '=', value as never), eb('id', cmp, id)])]));

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared-query.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
@@ -161,7 +161,7 @@ function childrenQueries(live: boolean) {
       .selectFrom('folders')
       .select(ITEM_COLUMNS)
       .where('parent_id', '=', p.parentId)
-      .where('trash_batch', '=', live ? sql.lit<string>('') : p.trashBatch)
+      .where('trash_batch', '=', live ? trashState('') : p.trashBatch)
       .orderBy('name')
       .orderBy('id')
       .limit(p.take);
@@ -272,8 +272,8 @@ export interface Contribution {
  * the column of a partial index's condition (the live-name indexes' `trash_batch = ''`), which
  * costs several times the query itself; the live tree is what the frequent mutations touch.
  */
-export function trashState(batch: string) {
-  return batch === '' ? sql.lit('') : sql`${batch}`;
+export function trashState(batch: string): RawBuilder<string> {
+  return batch === '' ? sql.lit<string>('') : sql<string>`${batch}`;
 }
 
 export function contributionOf(folder: Pick<FolderRow, 'subtree_folders' | 'subtree_files' | 'subtree_bytes'>): Contribution {
