@@ -65,6 +65,30 @@ for (const dialect of DIALECTS) {
       assert.equal((await byKind.takeFirst(probe, { afterId: 5, take: 1 })), undefined);
     });
 
+    // On SQLite a prepared query runs straight on the one connection (runImmediately in database.ts).
+    it('a prepared query never reads another caller\'s open transaction, and reads its own', async (t) => {
+      const { database } = await build(t, dialect);
+      const { db } = database;
+      await sql`create table isolation_probe (id integer primary key, name text not null)`.execute(db);
+      await sql`insert into isolation_probe (id, name) values (1, 'before')`.execute(db);
+      const probe = db.withTables<{ isolation_probe: { id: number; name: string } }>();
+      const nameOf = preparedQuery((q: typeof probe, p: { id: number }) => q.selectFrom('isolation_probe').select('name').where('id', '=', p.id));
+      const seenOutside: Promise<string | undefined>[] = [];
+      await assert.rejects(
+        probe.transaction().execute(async (trx) => {
+          await trx.updateTable('isolation_probe').set({ name: 'uncommitted' }).where('id', '=', 1).execute();
+          assert.equal((await nameOf.takeFirst(trx, { id: 1 }))?.name, 'uncommitted', 'the transaction reads its own write');
+          // Started while the transaction is open: must not read its write, now or after the rollback.
+          seenOutside.push(nameOf.takeFirst(probe, { id: 1 }).then((row) => row?.name));
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      assert.equal(await seenOutside[0], 'before');
+      assert.equal((await nameOf.takeFirst(probe, { id: 1 }))?.name, 'before');
+    });
+
     it('a prepared query refuses a value that does not become a parameter', async (t) => {
       const { database } = await build(t, dialect);
       const { db } = database;

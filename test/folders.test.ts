@@ -380,6 +380,46 @@ for (const dialect of DIALECTS) {
       assert.equal(own.body.data.parentFolder.bucketId, other.defaultBucketId);
     });
 
+    // Subfolder pages are written as JSON by the database (json-text.ts); the other listings by listItem.
+    it('subfolders: the database-written items equal the other listings\' for awkward names, across pages and in the trash', async (t) => {
+      const { app } = await build(t, dialect);
+      const owner = await signUp(app);
+      const parent = await mkdir(owner, 'Parent "quoted"');
+      const names = ['He said "hi"', 'back\\slash \\"', 'ünïcødé ✓ 😀 日本', '<script>&amp;<b>', "it's", 'é'.repeat(127)];
+      for (const name of names) await mkdir(owner, name, parent.id, name === "it's" ? { visibility: 'public' } : {});
+      const pages: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await owner.api.get(`/api/folders/${parent.id}/subfolders?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.match(res.headers['content-type'] as string, /^application\/json; charset=utf-8$/);
+        assert.deepEqual(Object.keys(res.body.data).sort(), ['data', 'nextCursor', 'parentFolder', 'total']);
+        assert.equal(res.body.data.total, names.length);
+        assert.deepEqual(res.body.data.parentFolder, { id: parent.id, name: 'Parent "quoted"', bucketId: owner.defaultBucketId });
+        pages.push(...res.body.data.data);
+        cursor = res.body.data.nextCursor;
+      } while (cursor);
+      assert.deepEqual(pages.map((f) => f.name), [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), 'every name once, by name');
+      const listed = await owner.api.get(`/api/folders/list/${owner.defaultBucketId}?limit=1000`);
+      const fromBucket = new Map(listed.body.data.data.map(({ displayPath: _path, ...item }: any) => [item.id, item]));
+      for (const item of pages) {
+        assertListItem(item);
+        assert.deepEqual(Object.keys(item), LIST_ITEM_FIELDS, 'the fields in the documented order');
+        assert.deepEqual(item, fromBucket.get(item.id), item.name);
+      }
+
+      // A trashed folder's subfolders list as trashed, with the folder's deletion time.
+      assert.equal((await owner.api.delete(`/api/folders/delete/${parent.id}`)).status, 200);
+      const trashed = await owner.api.get(`/api/folders/${parent.id}/subfolders`);
+      assert.equal(trashed.status, 200, JSON.stringify(trashed.body));
+      const deletedAt = (await details(owner, parent.id)).deletedAt;
+      assert.match(deletedAt, ISO_MS);
+      assert.deepEqual(
+        trashed.body.data.data,
+        pages.map((item) => ({ ...item, isDelete: true, deletedAt })),
+      );
+    });
+
     // API.md §1: "A malformed id is 400 (INVALID_ID)", in the query string as in a path or a body.
     it('subfolders: a malformed ?bucketId= is 400 INVALID_ID', async (t) => {
       const { app } = await build(t, dialect);

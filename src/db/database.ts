@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type LogEvent, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type LogEvent, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -91,7 +91,17 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: options.log });
+  const statements = withStatementCache(database);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }), log: options.log });
+  immediateRunners.set(db.getExecutor().adapter, (target, query) => {
+    // Another caller's transaction holds the one connection: wait for it through Kysely.
+    if (database.inTransaction && !target.isTransaction) return undefined;
+    const started = performance.now();
+    const statement = statements.prepare(query.sql);
+    const rows = statement.reader ? statement.all(query.parameters as unknown[]) : (statement.run(query.parameters as unknown[]), []);
+    options.log?.({ level: 'query', query, queryDurationMillis: performance.now() - started });
+    return rows;
+  });
   return {
     db,
     dialect: 'sqlite',
@@ -101,6 +111,25 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
     },
     close: () => db.destroy(),
   };
+}
+
+/** What a query runs on: a database or one of its transactions, of any schema. */
+export type QueryTarget = Pick<Kysely<unknown>, 'getExecutor' | 'isTransaction'>;
+
+type ImmediateRunner = (db: QueryTarget, query: CompiledQuery) => unknown[] | undefined;
+
+/** By dialect adapter (shared by a database and its transactions): how to run a query at once. */
+const immediateRunners = new WeakMap<object, ImmediateRunner>();
+
+/**
+ * The rows of `query` run synchronously on the connection, skipping Kysely's executor, or
+ * undefined when it has to go through Kysely. On SQLite a small indexed read costs a few
+ * microseconds while the executor's connection mutex, plugins and promise hops cost more than
+ * that; the one connection is used directly unless another caller's transaction holds it.
+ * PostgreSQL queries always go through Kysely (a pool, a round trip each).
+ */
+export function runImmediately<R>(db: QueryTarget, query: CompiledQuery<R>): R[] | undefined {
+  return immediateRunners.get(db.getExecutor().adapter)?.(db, query) as R[] | undefined;
 }
 
 /** Statements kept prepared; past this, the least recently used is dropped. */

@@ -1,4 +1,5 @@
 import { createQueryId, type Compilable, type CompiledQuery, type Kysely, type RawBuilder, type RootOperationNode, type Transaction } from 'kysely';
+import { runImmediately } from './database.js';
 import type { Database } from './schema.js';
 
 /** The database or a transaction (of the service's tables, unless a test says otherwise). */
@@ -70,7 +71,7 @@ export function preparedQuery<P extends Record<string, unknown>, R, DB = Databas
     const { sql, query, slots } = templateFor(db);
     const parameters = slots.map((slot) => ('value' in slot ? values[slot.value] : slot.constant));
     const compiled: CompiledQuery<R> = { sql, query, parameters, queryId: createQueryId() };
-    return (await db.executeQuery(compiled)).rows;
+    return runImmediately(db, compiled) ?? (await db.executeQuery(compiled)).rows;
   }
 
   return {

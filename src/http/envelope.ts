@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { ERROR_CATALOG } from '../errors.js';
 
@@ -8,6 +9,22 @@ export function Envelope<T extends TSchema>(data: T) {
 
 export function envelope<T>(data: T, status = 200, message = ''): { status: number; message: string; data: T } {
   return { status, message, data };
+}
+
+/**
+ * `envelope(page)` as JSON text, for a page whose `data` items the database wrote as JSON (see
+ * src/db/json-text.ts): the items are spliced in as they are, not parsed and serialized again.
+ * The route sends it with `sendJsonText`.
+ */
+export function pageEnvelopeText({ data, ...rest }: { data: string[]; [field: string]: unknown }, status = 200, message = ''): string {
+  const others = JSON.stringify(rest);
+  const page = `{"data":[${data.join(',')}]${others === '{}' ? '}' : `,${others.slice(1)}`}`;
+  return `{"status":${status},"message":${JSON.stringify(message)},"data":${page}}`;
+}
+
+/** Sends JSON text as it is (Fastify skips serialization for a string with a JSON content type). */
+export function sendJsonText(reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text);
 }
 
 export const ErrorBody = Type.Object(

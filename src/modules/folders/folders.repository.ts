@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
+import { jsonBoolean, jsonObjectText } from '../../db/json-text.js';
 import { preparedQuery } from '../../db/prepared-query.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
 
@@ -128,30 +129,48 @@ export interface ChildPage<Row = FolderRow> {
   hasMore: boolean;
 }
 
-/** What a listing item shows of a folder's own columns (API.md §3). */
-const ITEM_COLUMNS = ['id', 'hash_url', 'name', 'visibility', 'created_at', 'updated_at', 'deleted_at'] as const;
-export type ItemColumns = Pick<FolderRow, (typeof ITEM_COLUMNS)[number]>;
-/** Where a listed folder sits: its bucket, parent and trash state. */
-export type Placement = Pick<FolderRow, 'bucket_id' | 'parent_id' | 'trash_batch'>;
-export type ListedFolder = ItemColumns & Placement;
+/** What a listing item (API.md §3) shows of a folder. */
+export type ListedFolder = Pick<FolderRow, 'id' | 'bucket_id' | 'parent_id' | 'hash_url' | 'name' | 'visibility' | 'trash_batch' | 'created_at' | 'updated_at' | 'deleted_at'>;
+
+/** A page of listing items as the database wrote them, one JSON text each (see json-text.ts). */
+export interface JsonItemPage {
+  items: string[];
+  hasMore: boolean;
+}
+
+/** A folder row as its listing item (API.md §3), the fields and order of `listItem(row, row)`, as JSON text. */
+function listItemJson(db: DbOrTrx): RawBuilder<string> {
+  return jsonObjectText(db, {
+    id: sql.ref('id'),
+    bucketId: sql.ref('bucket_id'),
+    parentId: sql`coalesce(parent_id, '')`,
+    hashUrl: sql.ref('hash_url'),
+    name: sql.ref('name'),
+    visibility: sql.ref('visibility'),
+    isDelete: jsonBoolean(db, sql<boolean>`trash_batch <> ''`),
+    createdAt: sql.ref('created_at'),
+    updatedAt: sql.ref('updated_at'),
+    deletedAt: sql.ref('deleted_at'),
+  });
+}
 
 /**
- * One page of a folder's children in the same trash state as the parent, by (name, id). Reads
- * only the item's own columns (bucket, parent and trash state are the parent's): a page is a
- * hundred rows, and making each value a JavaScript string costs more than the query itself.
+ * One page of a folder's children in the same trash state as the parent, by (name, id), as
+ * listing items written by the database: a page is a hundred rows, and making each of their
+ * values a JavaScript string, then serializing them again, costs more than the query itself.
  */
 export async function listChildren(
   db: DbOrTrx,
   parentId: string,
   trashBatch: string,
   page: { limit: number; after?: [string, string] },
-): Promise<ChildPage<ItemColumns>> {
+): Promise<JsonItemPage> {
   const take = page.limit + 1;
   const queries = trashBatch === '' ? liveChildren : trashedChildren;
   const rows = page.after
     ? await queries.after.execute(db, { parentId, trashBatch, take, afterName: page.after[0], afterId: page.after[1] })
     : await queries.first.execute(db, { parentId, trashBatch, take });
-  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+  return { items: rows.slice(0, page.limit).map((row) => row.item), hasMore: rows.length > page.limit };
 }
 
 /** The first page and the pages after a cursor, for the children of live parents or of trashed ones (see trashState). */
@@ -159,7 +178,7 @@ function childrenQueries(live: boolean) {
   const children = (db: DbOrTrx, p: { parentId: string; trashBatch: string; take: number }) =>
     db
       .selectFrom('folders')
-      .select(ITEM_COLUMNS)
+      .select(listItemJson(db).as('item'))
       .where('parent_id', '=', p.parentId)
       .where('trash_batch', '=', live ? trashState('') : p.trashBatch)
       .orderBy('name')

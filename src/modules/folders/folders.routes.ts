@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
 import { trashMode } from '../../http/trash-mode.js';
-import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
+import { EmptyObject, Envelope, envelope, errorResponses, pageEnvelopeText, sendJsonText } from '../../http/envelope.js';
 import { folderService } from './folders.service.js';
 import * as S from './folders.schemas.js';
 
@@ -72,7 +72,10 @@ export function folderRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         querystring: S.SubfoldersQuery,
         response: { 200: Envelope(S.SubfoldersPage), ...errorResponses(400, 401, 403, 404) },
       },
-    }, async (request) => envelope(await folders.subfolders(principalOf(request), request.params.folderId, request.query)));
+    }, async (request, reply) => {
+      const page = await folders.subfolders(principalOf(request), request.params.folderId, request.query);
+      return sendJsonText(reply, pageEnvelopeText(page));
+    });
 
     app.get('/folders/list/:bucketId', {
       schema: {

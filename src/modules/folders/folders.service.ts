@@ -71,16 +71,16 @@ export interface UpdateFolderInput {
 // lastAccessAt is written at most once a minute per folder, so reads stay reads.
 const ACCESS_WRITE_INTERVAL_MS = 60_000;
 
-/** A folder as a listing item; `placement` is the row itself, or the parent's for a page of children. */
-export function listItem(row: repo.ItemColumns, placement: repo.Placement): FolderListItem {
+/** A folder as a listing item (the database writes the same for pages of subfolders: listItemJson). */
+export function listItem(row: repo.ListedFolder): FolderListItem {
   return {
     id: row.id,
-    bucketId: placement.bucket_id,
-    parentId: placement.parent_id ?? '',
+    bucketId: row.bucket_id,
+    parentId: row.parent_id ?? '',
     hashUrl: row.hash_url,
     name: row.name,
     visibility: row.visibility,
-    isDelete: placement.trash_batch !== '',
+    isDelete: row.trash_batch !== '',
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     deletedAt: row.deleted_at,
@@ -171,10 +171,9 @@ export function folderService(ctx: AppContext) {
     const limit = parseLimit(query.limit);
     const page = await repo.listChildren(db, parent.id, parent.trash_batch, { limit, after });
     await recordAccess(parent);
-    const last = page.rows[page.rows.length - 1];
-    const placement = { bucket_id: parent.bucket_id, parent_id: parent.id, trash_batch: parent.trash_batch };
+    const last = page.items.length > 0 ? (JSON.parse(page.items[page.items.length - 1]) as FolderListItem) : undefined;
     return {
-      data: page.rows.map((row) => listItem(row, placement)),
+      data: page.items,
       total: Number(parent.child_folders),
       parentFolder: { id: parent.id, name: parent.name, bucketId: parent.bucket_id },
       nextCursor: page.hasMore && last ? encodeCursor([last.name, last.id]) : null,
@@ -189,7 +188,7 @@ export function folderService(ctx: AppContext) {
     const paths = await repo.displayPaths(db, page.rows.map((r) => r.id));
     const last = page.rows[page.rows.length - 1];
     return {
-      data: page.rows.map((row) => ({ ...listItem(row, row), displayPath: paths.get(row.id) ?? '/' })),
+      data: page.rows.map((row) => ({ ...listItem(row), displayPath: paths.get(row.id) ?? '/' })),
       total: Number(root?.subtree_folders ?? 0),
       nextCursor: page.hasMore && last ? encodeCursor([last.id]) : null,
     };

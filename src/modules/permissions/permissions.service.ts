@@ -175,7 +175,7 @@ export function permissionService(ctx: AppContext) {
     const fileIds = idsOf('file');
     const folders = folderIds.length ? await db.selectFrom('folders').selectAll().where('id', 'in', folderIds).execute() : [];
     const files = fileIds.length ? await db.selectFrom('files').selectAll().where('id', 'in', fileIds).execute() : [];
-    const folderById = new Map(folders.map((f) => [f.id, listItem(f, f)]));
+    const folderById = new Map(folders.map((f) => [f.id, listItem(f)]));
     const fileById = new Map(files.map((f) => [f.id, fileDetail(f)]));
     const data: SharedItem[] = page.rows.map((row) => {
       const folder = row.item_kind === 'folder' ? folderById.get(row.item_id) ?? null : null;

@@ -22,7 +22,7 @@ export function trashService(ctx: AppContext) {
 
   async function list(principal: Principal, bucketId?: string): Promise<{ folders: FolderListItem[]; files: FileDetail[] }> {
     const { folderRows, fileRows } = await roots(principal, bucketId);
-    return { folders: folderRows.map((row) => folders.listItem(row, row)), files: fileRows.map(fileDetail) };
+    return { folders: folderRows.map((row) => folders.listItem(row)), files: fileRows.map(fileDetail) };
   }
 
   /** Hard-deletes everything in the trash, except what retention still protects. */
