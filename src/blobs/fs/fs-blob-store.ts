@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange } from '../blob-store.js';
+import { DirectorySyncs } from './directory-syncs.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
@@ -20,6 +21,8 @@ export class FsBlobStore implements BlobStore {
   private readonly tmpDir: string;
   /** Key-prefix directories being created, so concurrent uploads wait for the same creation. */
   private readonly creating = new Map<string, Promise<void>>();
+  /** Uploads renaming into one directory at the same time share its fsyncs. */
+  private readonly directorySyncs = new DirectorySyncs(syncDirectory);
 
   constructor(private readonly root: string) {
     this.tmpDir = path.join(root, 'tmp');
@@ -66,7 +69,7 @@ export class FsBlobStore implements BlobStore {
       await this.renameIntoPlace(temp, target);
       // The new entry itself: without this a crash may lose the name (ext4 without a journal
       // writes directory blocks only when asked), and the row about to commit would point at nothing.
-      await syncDirectory(path.dirname(target));
+      await this.directorySyncs.sync(path.dirname(target));
       return { size };
     } catch (error) {
       await handle.close().catch(() => {});
@@ -90,11 +93,21 @@ export class FsBlobStore implements BlobStore {
     const dir = path.dirname(target);
     let creating = this.creating.get(dir);
     if (!creating) {
-      creating = createDirectory(dir).finally(() => this.creating.delete(dir));
+      creating = this.createDirectory(dir).finally(() => this.creating.delete(dir));
       this.creating.set(dir, creating);
     }
     await creating;
     await fsp.rename(temp, target);
+  }
+
+  /**
+   * Creates a directory and its missing parents, each made durable in its parent (the parent's
+   * fsync), so a blob renamed into it stays reachable after a crash.
+   */
+  private async createDirectory(dir: string): Promise<void> {
+    const first = await fsp.mkdir(dir, { recursive: true });
+    if (first === undefined) return;
+    for (let created = dir; created.length >= first.length; created = path.dirname(created)) await this.directorySyncs.sync(path.dirname(created));
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
@@ -151,16 +164,6 @@ function skipBytes(buffers: Buffer[], n: number): Buffer[] {
     skip = 0;
   }
   return out;
-}
-
-/**
- * Creates a directory and its missing parents, each made durable in its parent (the parent's
- * fsync), so a blob renamed into it stays reachable after a crash.
- */
-async function createDirectory(dir: string): Promise<void> {
-  const first = await fsp.mkdir(dir, { recursive: true });
-  if (first === undefined) return;
-  for (let created = dir; created.length >= first.length; created = path.dirname(created)) await syncDirectory(path.dirname(created));
 }
 
 async function syncDirectory(dir: string): Promise<void> {
