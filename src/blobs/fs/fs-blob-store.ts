@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange } from '../blob-store.js';
+import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
@@ -34,8 +34,10 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.root, key.slice(0, 2), key.slice(2, 4), key);
   }
 
-  async put(key: string, body: Readable): Promise<{ size: number }> {
+  async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
     const target = this.pathOf(key);
+    // Awaited once the bytes are written: a rejection before then is not an unhandled one.
+    options.visibleAfter?.catch(() => {});
     const temp = path.join(this.tmpDir, `${key}.${randomBytes(6).toString('hex')}.part`);
     const handle = await fsp.open(temp, 'wx', 0o600);
     let size = 0;
@@ -66,6 +68,8 @@ export class FsBlobStore implements BlobStore {
       // The bytes and the file's size are on disk before any name points at them.
       await handle.sync();
       await handle.close();
+      // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
+      await options.visibleAfter;
       await this.renameIntoPlace(temp, target);
       // The new entry itself: without this a crash may lose the name (ext4 without a journal
       // writes directory blocks only when asked), and the row about to commit would point at nothing.
