@@ -13,6 +13,15 @@ export class BlobNotFoundError extends Error {
   }
 }
 
+export interface PutOptions {
+  /**
+   * Nothing appears under the key before this has resolved; if it rejects, the put rejects and
+   * leaves nothing. The caller records the blob (so that the collector knows it) while the bytes
+   * are being written, instead of before.
+   */
+  visibleAfter?: Promise<unknown>;
+}
+
 /**
  * Where encrypted content lives. Keys are random (never derived from names or content); values
  * are opaque bytes. Every implementation passes the same contract suite (test/blobs/).
@@ -29,7 +38,7 @@ export interface BlobStore {
    * Stores the stream under `key`. Resolves only once the bytes are durable; if the stream fails
    * or is destroyed, nothing is left under `key` (nor anywhere else that the store cannot reclaim).
    */
-  put(key: string, body: Readable): Promise<{ size: number }>;
+  put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
   /** Reads a blob, or one byte range of it. Rejects with BlobNotFoundError for an unknown key. */
   get(key: string, range?: ByteRange): Promise<Readable>;
   /** Deletes a blob; deleting a missing blob is not an error. */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/database.js';
+import { preparedQuery } from '../db/prepared-query.js';
 
 /**
  * Bookkeeping of stored blobs. A blob row exists before its bytes are written ('uploading'), so
@@ -7,12 +8,21 @@ import type { DbOrTrx } from '../db/database.js';
  * whose count falls to zero is deleted from the store by the collector.
  */
 export async function insertUploadingBlob(db: DbOrTrx, id: string, now: string): Promise<void> {
-  await db.insertInto('blobs').values({ id, state: 'uploading', ref_count: 0, stored_size: 0, created_at: now, updated_at: now }).execute();
+  await uploadingBlob.execute(db, { id, now });
 }
 
-/** The first version now uses the blob. */
-export async function markBlobStored(db: DbOrTrx, id: string, storedSize: number, now: string): Promise<void> {
-  await db.updateTable('blobs').set({ state: 'ready', ref_count: 1, stored_size: storedSize, updated_at: now }).where('id', '=', id).execute();
+// Every upload runs it: built once (see preparedQuery).
+const uploadingBlob = preparedQuery((db, p: { id: string; now: string }) =>
+  db.insertInto('blobs').values({ id: p.id, state: 'uploading', ref_count: 0, stored_size: 0, created_at: p.now, updated_at: p.now }),
+);
+
+/** The first version now uses each of these blobs (one statement for a group of uploads). */
+export async function markBlobsStored(db: DbOrTrx, stored: { id: string; storedSize: number }[], now: string): Promise<void> {
+  const sizes = sql.join(stored.map((blob) => sql`when ${blob.id} then cast(${blob.storedSize} as bigint)`), sql` `);
+  await sql`
+    update blobs set state = 'ready', ref_count = 1, stored_size = case id ${sizes} end, updated_at = ${now}
+    where id in (${sql.join(stored.map((blob) => blob.id))})
+  `.execute(db);
 }
 
 /** Adds `delta` references to each blob in `ids` (one per occurrence: a blob listed twice gets two). */

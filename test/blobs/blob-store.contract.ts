@@ -55,6 +55,23 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       }
     });
 
+    it('shows nothing under the key before visibleAfter resolves, and nothing at all when it rejects', async (t) => {
+      const { store, listAll } = await make(t);
+      const key = newBlobKey();
+      let allow!: () => void;
+      const put = store.put(key, Readable.from([randomBytes(1000)]), { visibleAfter: new Promise<void>((resolve) => (allow = resolve)) });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await store.exists(key), false);
+      allow();
+      assert.equal((await put).size, 1000);
+      assert.equal(await store.exists(key), true);
+
+      const refused = newBlobKey();
+      await assert.rejects(store.put(refused, Readable.from([randomBytes(1000)]), { visibleAfter: Promise.reject(new Error('row not written')) }), /row not written/);
+      assert.equal(await store.exists(refused), false);
+      assert.deepEqual((await listAll()).filter((item) => !item.includes(key)), []);
+    });
+
     it('rejects an unknown key with BlobNotFoundError', async (t) => {
       const { store } = await make(t);
       await assert.rejects(store.get(newBlobKey()), BlobNotFoundError);

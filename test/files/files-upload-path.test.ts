@@ -29,7 +29,7 @@ for (const dialect of DIALECTS) {
       assert.ok(begin >= 0 && commit > begin, all.join('\n'));
       const inside = all.slice(begin + 1, commit);
       const kinds = inside.map((s) => {
-        if (/^update "blobs"/.test(s)) return 'mark blob';
+        if (/^update blobs set state = 'ready'/.test(s)) return 'mark blob';
         if (/^update users set used_bytes/.test(s)) return 'reserve quota';
         if (/^select \* from "folders" where "id"/.test(s)) return 'folder again';
         if (/^select files\.\*/.test(s)) return 'name lookup';
@@ -38,11 +38,53 @@ for (const dialect of DIALECTS) {
         if (/^update folders set subtree_folders/.test(s)) return 'aggregates';
         return s;
       });
-      assert.deepEqual(kinds, ['mark blob', 'reserve quota', 'folder again', 'name lookup', 'insert file', 'insert version', 'aggregates']);
+      assert.deepEqual(kinds, ['reserve quota', 'mark blob', 'folder again', 'name lookup', 'insert file', 'insert version', 'aggregates']);
       assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
       assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
       // Token, folder, key chain and the blob row come before the transaction: 4 + begin + 7 + commit.
       assert.equal(all.length, 13, all.join('\n'));
+    });
+
+    it('concurrent uploads of one owner are recorded in groups: new names together, repeated and taken names one by one, all exact', async (t) => {
+      const inserts: string[] = [];
+      const { app, database } = await build(t, dialect, {
+        config: { collectIntervalSeconds: 0 },
+        onQuery: (event) => {
+          if (/^insert into "files"/.test(event.query.sql)) inserts.push(event.query.sql);
+        },
+      });
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      await putFile(app, user, root, 'taken.bin', 'old');
+      const upload = (name: string, onConflict: string, size: number) =>
+        app.inject({
+          method: 'PUT',
+          url: `/api/files/upload/${root}?name=${name}&onConflict=${onConflict}`,
+          headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+          payload: randomBytes(size),
+        });
+      const fresh = Array.from({ length: 12 }, (_, i) => upload(`n${i}.bin`, 'version', 100 + i));
+      const repeated = Array.from({ length: 3 }, () => upload('again.bin', 'version', 1000));
+      const results = await Promise.all([...fresh, ...repeated, upload('taken.bin', 'fail', 10), upload('taken.bin', 'rename', 20), upload('taken.bin', 'version', 30)]);
+      assert.deepEqual(results.map((r) => r.statusCode), [...Array(15).fill(201), 409, 201, 201], results.map((r) => r.body).join('\n'));
+      // Some insert wrote several files at once (a group formed while the first upload was recorded).
+      assert.ok(inserts.some((text) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length > 1), inserts.join('\n'));
+      assert.equal(results[17].json().data.versionCount, 2);
+      assert.notEqual(results[16].json().data.name, 'taken.bin');
+      const files = await database.db.selectFrom('files').selectAll().where('owner_id', '=', user.id).execute();
+      const again = files.filter((f) => f.name === 'again.bin');
+      assert.equal(again.length, 1);
+      assert.equal(Number(again[0].version_count), 3);
+      const versionBytes = files.reduce((sum, f) => sum + Number(f.versions_bytes), 0);
+      const owner = await database.db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow();
+      assert.equal(Number(owner.used_bytes), versionBytes);
+      const folder = await database.db.selectFrom('folders').selectAll().where('id', '=', root).executeTakeFirstOrThrow();
+      assert.equal(Number(folder.subtree_files), files.length);
+      assert.equal(Number(folder.child_files), files.length);
+      assert.equal(Number(folder.subtree_bytes), files.reduce((sum, f) => sum + Number(f.size), 0));
+      const blobs = await database.db.selectFrom('blobs').select(['state', 'ref_count', 'stored_size']).execute();
+      assert.equal(blobs.length, files.reduce((sum, f) => sum + Number(f.version_count), 0));
+      assert.ok(blobs.every((b) => b.state === 'ready' && Number(b.ref_count) === 1 && Number(b.stored_size) > 0), JSON.stringify(blobs));
     });
 
     it('a small body read whole and the same bytes streamed store the same content and checksum', async (t) => {

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange } from '../blob-store.js';
+import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions } from '../blob-store.js';
+import { DirectorySyncs } from './directory-syncs.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
@@ -20,6 +21,8 @@ export class FsBlobStore implements BlobStore {
   private readonly tmpDir: string;
   /** Key-prefix directories being created, so concurrent uploads wait for the same creation. */
   private readonly creating = new Map<string, Promise<void>>();
+  /** Uploads renaming into one directory at the same time share its fsyncs. */
+  private readonly directorySyncs = new DirectorySyncs(syncDirectory);
 
   constructor(private readonly root: string) {
     this.tmpDir = path.join(root, 'tmp');
@@ -31,8 +34,10 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.root, key.slice(0, 2), key.slice(2, 4), key);
   }
 
-  async put(key: string, body: Readable): Promise<{ size: number }> {
+  async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
     const target = this.pathOf(key);
+    // Awaited once the bytes are written: a rejection before then is not an unhandled one.
+    options.visibleAfter?.catch(() => {});
     const temp = path.join(this.tmpDir, `${key}.${randomBytes(6).toString('hex')}.part`);
     const handle = await fsp.open(temp, 'wx', 0o600);
     let size = 0;
@@ -63,10 +68,12 @@ export class FsBlobStore implements BlobStore {
       // The bytes and the file's size are on disk before any name points at them.
       await handle.sync();
       await handle.close();
+      // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
+      await options.visibleAfter;
       await this.renameIntoPlace(temp, target);
       // The new entry itself: without this a crash may lose the name (ext4 without a journal
       // writes directory blocks only when asked), and the row about to commit would point at nothing.
-      await syncDirectory(path.dirname(target));
+      await this.directorySyncs.sync(path.dirname(target));
       return { size };
     } catch (error) {
       await handle.close().catch(() => {});
@@ -90,11 +97,21 @@ export class FsBlobStore implements BlobStore {
     const dir = path.dirname(target);
     let creating = this.creating.get(dir);
     if (!creating) {
-      creating = createDirectory(dir).finally(() => this.creating.delete(dir));
+      creating = this.createDirectory(dir).finally(() => this.creating.delete(dir));
       this.creating.set(dir, creating);
     }
     await creating;
     await fsp.rename(temp, target);
+  }
+
+  /**
+   * Creates a directory and its missing parents, each made durable in its parent (the parent's
+   * fsync), so a blob renamed into it stays reachable after a crash.
+   */
+  private async createDirectory(dir: string): Promise<void> {
+    const first = await fsp.mkdir(dir, { recursive: true });
+    if (first === undefined) return;
+    for (let created = dir; created.length >= first.length; created = path.dirname(created)) await this.directorySyncs.sync(path.dirname(created));
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
@@ -151,16 +168,6 @@ function skipBytes(buffers: Buffer[], n: number): Buffer[] {
     skip = 0;
   }
   return out;
-}
-
-/**
- * Creates a directory and its missing parents, each made durable in its parent (the parent's
- * fsync), so a blob renamed into it stays reachable after a crash.
- */
-async function createDirectory(dir: string): Promise<void> {
-  const first = await fsp.mkdir(dir, { recursive: true });
-  if (first === undefined) return;
-  for (let created = dir; created.length >= first.length; created = path.dirname(created)) await syncDirectory(path.dirname(created));
 }
 
 async function syncDirectory(dir: string): Promise<void> {

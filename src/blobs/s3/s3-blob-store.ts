@@ -10,7 +10,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange } from '../blob-store.js';
+import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions } from '../blob-store.js';
 
 /** Where the S3 store keeps its objects: `s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true`. */
 export interface S3Location {
@@ -73,8 +73,15 @@ export class S3BlobStore implements BlobStore {
     return `${this.location.prefix}${assertBlobKey(key)}`;
   }
 
-  async put(key: string, body: Readable): Promise<{ size: number }> {
+  async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
     const objectKey = this.objectKey(key);
+    // An object is visible as soon as its upload completes, so the upload waits.
+    try {
+      await options.visibleAfter;
+    } catch (error) {
+      body.destroy();
+      throw error;
+    }
     let size = 0;
     let sourceError: unknown;
     async function* counted() {

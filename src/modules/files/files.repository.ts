@@ -27,8 +27,15 @@ export async function liveNameHolder(db: DbOrTrx, folderId: string, name: string
   return { file: file.id === null ? undefined : (file as FileRow), folderTaken: Number(folderTaken) > 0 };
 }
 
-export async function insertFile(db: DbOrTrx, row: NewFile): Promise<void> {
-  await db.insertInto('files').values(row).execute();
+/** Which of `names` a live file or subfolder directly in `folderId` holds (one statement; live state as a literal, see liveNameHolder). */
+export async function liveNamesTaken(db: DbOrTrx, folderId: string, names: string[]): Promise<Set<string>> {
+  const list = sql.join(names);
+  const result = await sql<{ name: string }>`
+    select name from files where folder_id = ${folderId} and name in (${list}) and trash_batch = ''
+    union all
+    select name from folders where parent_id = ${folderId} and name in (${list}) and trash_batch = ''
+  `.execute(db);
+  return new Set(result.rows.map((row) => row.name));
 }
 
 export async function insertFiles(db: DbOrTrx, rows: NewFile[]): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSameOwner, loadFileFor, loadFolderFor, mayActOnFile, type Action } from '../../access/access.js';
-import { adjustBlobRefs, markBlobStored } from '../../blobs/blobs.repository.js';
+import { adjustBlobRefs, markBlobsStored } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
@@ -13,6 +13,7 @@ import { parseRange } from '../../lib/range.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { assertId, newId, randomToken } from '../../lib/ids.js';
 import { assertName } from '../../lib/names.js';
+import { GroupRunner } from '../../lib/group-runner.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
 import { findUserById, releaseBytes, reserveBytes } from '../accounts/accounts.repository.js';
 import { findBucket } from '../buckets/buckets.repository.js';
@@ -102,6 +103,30 @@ export function fileDetail(row: FileRow): FileDetail {
   };
 }
 
+/** An upload whose bytes are stored, waiting to be recorded (see recordUploadGroup). */
+interface StoredUpload {
+  principal: Principal;
+  folder: FolderRow;
+  parentKey: Buffer;
+  name: string;
+  contentType: string;
+  onConflict: OnConflict;
+  stored: StoredContent;
+}
+
+/** Uploads recorded in one transaction at most (each is a row in a few multi-row statements). */
+const UPLOAD_GROUP_MAX = 32;
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(keyOf(item));
+    if (group) group.push(item);
+    else groups.set(keyOf(item), [item]);
+  }
+  return groups;
+}
+
 const FILE_CONTRIBUTION = (size: number) => ({ folders: 0, files: 1, bytes: size });
 const ONE_FILE = { folders: 0, files: 1 };
 
@@ -165,7 +190,8 @@ export function fileService(ctx: AppContext) {
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
     const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
     try {
-      return fileDetail(await mutation(db, (trx) => recordUpload(trx, principal, folder, parentKey, name, input.contentType, input.onConflict, stored)));
+      const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
+      return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
     } catch (error) {
       await discardBlob(db, blobs, stored.blobId);
       throw error;
@@ -173,25 +199,90 @@ export function fileService(ctx: AppContext) {
   }
 
   /**
+   * Records the uploads of one owner that finish while an earlier one is being recorded together:
+   * on PostgreSQL each upload of an owner waits for the owner's row lock held through the commit
+   * of the one before, and on SQLite each transaction is a commit of its own.
+   */
+  const uploadRecorder = new GroupRunner<StoredUpload, FileRow>(recordUploadGroup, UPLOAD_GROUP_MAX);
+
+  async function recordUploadGroup(uploads: StoredUpload[]): Promise<PromiseSettledResult<FileRow>[]> {
+    const results = new Map<StoredUpload, FileRow>();
+    if (uploads.length > 1) {
+      try {
+        for (const [upload, file] of await mutation(db, (trx) => recordNewFiles(trx, uploads))) results.set(upload, file);
+      } catch {
+        // Recorded one by one below, where each upload gets its own outcome.
+      }
+    }
+    const settled: PromiseSettledResult<FileRow>[] = [];
+    for (const upload of uploads) {
+      const recorded = results.get(upload);
+      if (recorded) {
+        settled.push({ status: 'fulfilled', value: recorded });
+        continue;
+      }
+      try {
+        settled.push({ status: 'fulfilled', value: await mutation(db, (trx) => recordUpload(trx, upload)) });
+      } catch (error) {
+        settled.push({ status: 'rejected', reason: error });
+      }
+    }
+    return settled;
+  }
+
+  /**
+   * Records, in few statements whatever their number, the uploads of one owner that make new files
+   * under free names (the usual case of many small uploads): one quota reservation, one insert of
+   * the files and one of their versions, one aggregate update per folder. The others (a name
+   * taken or repeated in the group, a folder no longer live or no longer granted) are left out
+   * for recordUpload, which decides their versions, renames and errors. Throws when the quota
+   * cannot take the group at once, which then goes one by one too.
+   */
+  async function recordNewFiles(trx: DbOrTrx, uploads: StoredUpload[]): Promise<Map<StoredUpload, FileRow>> {
+    const ownerId = uploads[0].folder.owner_id;
+    const total = uploads.reduce((sum, upload) => sum + upload.stored.size, 0);
+    // First, as in recordUpload: the reservation takes the owner's row lock, the tree lock.
+    if (!(await reserveBytes(trx, ownerId, total, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    const now = nowIso();
+    const rows = new Map<StoredUpload, { file: FileRow; version: FileVersionRow }>();
+    for (const [folderId, inFolder] of groupBy(uploads, (upload) => upload.folder.id)) {
+      const folder = await loadFolderFor(trx, inFolder[0].principal, folderId, 'edit').catch(() => undefined);
+      if (!folder || folder.trash_batch !== '') continue;
+      const taken = await repo.liveNamesTaken(trx, folderId, [...new Set(inFolder.map((upload) => upload.name))]);
+      for (const upload of inFolder) {
+        // Another principal's grant is checked by recordUpload; a name's second upload becomes its version there.
+        if (upload.principal.userId !== inFolder[0].principal.userId || taken.has(upload.name)) continue;
+        taken.add(upload.name);
+        rows.set(upload, newFileRows(folder, upload.parentKey, upload.name, upload.contentType, upload.stored, now));
+      }
+    }
+    const left = uploads.filter((upload) => !rows.has(upload)).reduce((sum, upload) => sum + upload.stored.size, 0);
+    await releaseBytes(trx, ownerId, left);
+    if (rows.size === 0) return new Map();
+    const recorded = [...rows.values()];
+    await markBlobsStored(trx, [...rows.keys()].map((upload) => ({ id: upload.stored.blobId, storedSize: upload.stored.storedSize })), now);
+    await repo.insertFiles(trx, recorded.map((row) => row.file));
+    await repo.insertVersions(trx, recorded.map((row) => row.version));
+    for (const [folderId, files] of groupBy(recorded.map((row) => row.file), (file) => file.folder_id)) {
+      const count = files.length;
+      const bytes = files.reduce((sum, file) => sum + file.size, 0);
+      await adjustChain(trx, folderId, '', 1, { folders: 0, files: count, bytes }, { folders: 0, files: count });
+    }
+    return new Map([...rows].map(([upload, row]) => [upload, row.file]));
+  }
+
+  /**
    * Records stored content as a new file or a new version, in few statements: on PostgreSQL every
    * upload of an owner waits for the owner's row, so what runs after it is what serialises them.
-   * The quota reservation comes first after marking the blob: its conditional update of the
-   * owner's row takes the row lock `lockTrees` would take (the same mode), so it is the tree lock
-   * of this mutation, and the checks after it see the trees as the owner's other mutations left them.
+   * The quota reservation comes first: its conditional update of the owner's row takes the row
+   * lock `lockTrees` would take (the same mode), so it is the tree lock of this mutation, and the
+   * checks after it see the trees as the owner's other mutations left them.
    */
-  async function recordUpload(
-    trx: DbOrTrx,
-    principal: Principal,
-    folder: FolderRow,
-    parentKey: Buffer,
-    requestedName: string,
-    contentType: string,
-    onConflict: OnConflict,
-    stored: StoredContent,
-  ): Promise<FileRow> {
+  async function recordUpload(trx: DbOrTrx, upload: StoredUpload): Promise<FileRow> {
+    const { principal, folder, parentKey, name: requestedName, contentType, onConflict, stored } = upload;
     const now = nowIso();
-    await markBlobStored(trx, stored.blobId, stored.storedSize, now);
     if (!(await reserveBytes(trx, folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    await markBlobsStored(trx, [{ id: stored.blobId, storedSize: stored.storedSize }], now);
     // Checked again under the lock: the folder may have been trashed or deleted (with its
     // bucket), or a grant revoked, since the check before the upload.
     requireLiveFolder(await loadFolderFor(trx, principal, folder.id, 'edit'));
@@ -203,6 +294,15 @@ export function fileService(ctx: AppContext) {
   }
 
   async function insertNewFile(trx: DbOrTrx, folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string): Promise<FileRow> {
+    const { file, version } = newFileRows(folder, parentKey, name, contentType, stored, now);
+    await repo.insertFiles(trx, [file]);
+    await repo.insertVersions(trx, [version]);
+    await attachFile(trx, file);
+    return file;
+  }
+
+  /** The rows of a new file in `folder` and of its first version, with a new file key wrapped by the folder's. */
+  function newFileRows(folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string): { file: FileRow; version: FileVersionRow } {
     const fileId = newId('fil');
     const versionId = newId('ver');
     const fileKey = newChildKey(parentKey, fileId);
@@ -228,10 +328,7 @@ export function fileService(ctx: AppContext) {
       created_at: now,
       updated_at: now,
     };
-    await repo.insertFile(trx, file);
-    await repo.insertVersions(trx, [versionRow(versionId, fileId, fileKey.key, stored, contentType, now)]);
-    await attachFile(trx, file);
-    return file;
+    return { file, version: versionRow(versionId, fileId, fileKey.key, stored, contentType, now) };
   }
 
   function versionRow(id: string, fileId: string, fileKey: Buffer, stored: StoredContent, contentType: string, now: string): FileVersionRow {

@@ -1,6 +1,6 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore } from '../../blobs/blob-store.js';
+import type { BlobStore, PutOptions } from '../../blobs/blob-store.js';
 import { newBlobKey } from '../../blobs/blob-keys.js';
 import { deleteBlobRow, insertUploadingBlob } from '../../blobs/blobs.repository.js';
 import { newKey } from '../../crypto/key-wrap.js';
@@ -45,18 +45,24 @@ class Meter extends Transform {
 
 /**
  * Encrypts plaintext into a new blob: a stream through the meter and the encryption, or a body
- * already read whole (a small one), sealed in one step. The blob row is written first (state
- * `uploading`), so bytes left by a crash stay known to the collector. On any failure (limit,
- * client gone, storage error) the bytes and the row are removed before rejecting.
+ * already read whole (a small one), sealed in one step. The blob row (state `uploading`) is
+ * written while the bytes are, and the store makes them visible under the key only once it is
+ * (`visibleAfter`), so bytes left by a crash are either a temp file of the store or known to the
+ * collector. On any failure (limit, client gone, storage error) the bytes and the row are removed
+ * before rejecting.
  */
 export async function storeEncrypted(db: Db, blobs: BlobStore, source: Readable | Buffer, limits: UploadLimits): Promise<StoredContent> {
   if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
   const blobId = newBlobKey();
   const dataKey = newKey();
-  await insertUploadingBlob(db, blobId, nowIso());
+  const recorded = insertUploadingBlob(db, blobId, nowIso());
   try {
-    return { blobId, dataKey, ...(Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source) : await storeStream(blobs, blobId, dataKey, source, limits)) };
+    const put = { visibleAfter: recorded };
+    const sealed = Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source, put) : await storeStream(blobs, blobId, dataKey, source, limits, put);
+    return { blobId, dataKey, ...sealed };
   } catch (error) {
+    // The row may still be on its way: removed after it, not before.
+    await recorded.catch(() => {});
     await discardBlob(db, blobs, blobId);
     throw error;
   }
@@ -69,22 +75,22 @@ function checkLimits(bytes: number, limits: UploadLimits): void {
 
 type Sealed = Omit<StoredContent, 'blobId' | 'dataKey'>;
 
-async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits): Promise<Sealed> {
+async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits, put: PutOptions): Promise<Sealed> {
   const meter = new Meter(limits);
   // The plaintext checksum is computed with the encryption, off the event loop.
   const encrypt = new EncryptStream(dataKey, undefined, { checksum: true });
-  const [piped, stored] = await Promise.allSettled([pipeline(source, meter, encrypt), blobs.put(blobId, encrypt)]);
+  const [piped, stored] = await Promise.allSettled([pipeline(source, meter, encrypt), blobs.put(blobId, encrypt, put)]);
   if (piped.status === 'rejected') throw piped.reason;
   if (stored.status === 'rejected') throw stored.reason;
   return { size: meter.bytes, storedSize: stored.value.size, checksum: encrypt.checksum! };
 }
 
 /** The same stored format as EncryptStream's, sealed in-process (what it does for short streams too). */
-async function storeWhole(blobs: BlobStore, blobId: string, dataKey: Buffer, plaintext: Buffer): Promise<Sealed> {
+async function storeWhole(blobs: BlobStore, blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
   const codec = createCodec({ kind: 'seal', key: new Uint8Array(dataKey), segmentLog2: DEFAULT_SEGMENT_LOG2, hash: true });
   const head = codec.write([plaintext]);
   const { out, checksum } = codec.end();
-  const stored = await blobs.put(blobId, Readable.from([...head, ...out]));
+  const stored = await blobs.put(blobId, Readable.from([...head, ...out]), put);
   return { size: plaintext.length, storedSize: stored.size, checksum: checksum! };
 }
 

@@ -416,19 +416,23 @@ export interface KeyChain {
   folders: { id: string; key_wrapped: string }[];
 }
 
-/** Everything needed to unwrap a folder's key from the master key, in one query. */
-export async function keyChain(db: DbOrTrx, folderId: string): Promise<KeyChain | undefined> {
-  const result = await sql<{ id: string; key_wrapped: string; depth: number; bucket_id: string; bucket_key: string }>`
+/** Everything needed to unwrap a folder's key from the master key, in one query (every upload runs it: built once). */
+const keyChainRows = preparedQuery(
+  (_db, p: { folderId: string }) => sql<{ id: string; key_wrapped: string; depth: number; bucket_id: string; bucket_key: string }>`
     with recursive chain (id, parent_id, key_wrapped, bucket_id, depth) as (
-      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${folderId}
+      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${p.folderId}
       union all
       select f.id, f.parent_id, f.key_wrapped, f.bucket_id, chain.depth + 1 from folders f join chain on f.id = chain.parent_id
     )
     select chain.id, chain.key_wrapped, chain.depth, chain.bucket_id, buckets.key_wrapped as bucket_key
     from chain join buckets on buckets.id = chain.bucket_id
     order by chain.depth desc
-  `.execute(db);
-  if (result.rows.length === 0) return undefined;
-  const root = result.rows[0];
-  return { bucketId: root.bucket_id, bucketKeyWrapped: root.bucket_key, folders: result.rows.map((r) => ({ id: r.id, key_wrapped: r.key_wrapped })) };
+  `,
+);
+
+export async function keyChain(db: DbOrTrx, folderId: string): Promise<KeyChain | undefined> {
+  const rows = await keyChainRows.execute(db, { folderId });
+  if (rows.length === 0) return undefined;
+  const root = rows[0];
+  return { bucketId: root.bucket_id, bucketKeyWrapped: root.bucket_key, folders: rows.map((r) => ({ id: r.id, key_wrapped: r.key_wrapped })) };
 }
