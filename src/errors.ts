@@ -99,7 +99,3 @@ export class AppError extends Error {
     this.status = ERROR_CATALOG[code].status;
   }
 }
-
-export function appError(code: ErrorCode, message?: string): AppError {
-  return new AppError(code, message);
-}

@@ -56,11 +56,11 @@ describe('error catalog (no database)', () => {
     }
   });
 
-  it('holds every code that src/ raises with AppError / appError', () => {
+  it('holds every code that src/ raises with AppError', () => {
     const files = listSourceFiles(SRC);
     assert.ok(files.length > 10, `only ${files.length} source files found under ${SRC}`);
-    // new AppError('CODE' …), new AppError(\n 'CODE' …), appError('CODE' …); single or double quotes.
-    const pattern = /\b(?:new\s+AppError|appError)\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
+    // new AppError('CODE' …), new AppError(\n 'CODE' …); single or double quotes.
+    const pattern = /\bnew\s+AppError\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
     const used = new Map<string, string>();
     for (const file of files) {
       const text = fs.readFileSync(file, 'utf8');
@@ -73,8 +73,8 @@ describe('error catalog (no database)', () => {
 
   it('the scan recognises the multi-line form and rejects codes outside the catalog', () => {
     // Guards the regular expression above against silently matching nothing.
-    const pattern = /\b(?:new\s+AppError|appError)\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
-    const sample = "throw new AppError(\n      'FOLDER_NOT_FOUND',\n    );\nthrow appError('NOT_A_CODE');\nnew AppError(code);";
+    const pattern = /\bnew\s+AppError\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
+    const sample = "throw new AppError(\n      'FOLDER_NOT_FOUND',\n    );\nthrow new AppError('NOT_A_CODE');\nnew AppError(code);";
     assert.deepEqual([...sample.matchAll(pattern)].map((m) => m[2]), ['FOLDER_NOT_FOUND', 'NOT_A_CODE']);
     assert.ok(!('NOT_A_CODE' in ERROR_CATALOG));
   });

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { CipherFormatError } from '../crypto/segment-codecs.js';
 import { ID_BODY } from '../lib/ids.js';
 
 function send(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetail[]) {
@@ -52,6 +53,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
     if (mapped) return send(reply, mapped);
     if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) return send(reply, 'INVALID_JSON');
+    if (error instanceof CipherFormatError) {
+      // Stored bytes that do not authenticate (damaged or tampered storage), found before any
+      // content left: nothing of them is sent, and the operator gets a code that says so.
+      request.log.error({ err: error }, 'stored content failed its integrity check');
+      return send(reply, 'CONTENT_INTEGRITY');
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
