@@ -28,7 +28,11 @@ export * from './segment-codecs.js';
 const BATCH_BYTES = 1024 * 1024;
 const MAX_IN_FLIGHT = 2;
 const STREAM_HIGH_WATER_MARK = 512 * 1024;
-/** Batches coming back from the workers are garbage once written out (see gc.ts). */
+/**
+ * Batches coming back from the workers are garbage once written out, and input chunks once
+ * copied for the workers (see gc.ts). Counting both keeps the buffers waiting for a collection
+ * on the event loop at a few MiB: an upload's input is as many bytes as its output.
+ */
 const garbage = new GarbageMeter(8 * 1024 * 1024);
 
 export interface CipherStreamOptions {
@@ -167,6 +171,8 @@ abstract class CipherStream extends Transform {
     let chunks: Uint8Array[] = this.takeBatch();
     this.ring ??= new InputRing(this.channels.length);
     chunks = this.ring.send(chunks, bytes, !owned) ?? chunks;
+    // Input that was copied (into the ring, or by postMessage) is garbage from here on.
+    if (!owned) garbage.add(bytes);
     // Side threads first: a transfer to the output thread would leave them empty buffers.
     for (let index = this.channels.length - 1; index >= 0; index--) {
       this.inFlight[index]++;
