@@ -10,8 +10,11 @@
  * stream's batches in the order they were sent.
  */
 
-/** Twice what a stream has in flight (about two batches), so placing a batch rarely waits. */
-export const RING_BYTES = 2 * 1024 * 1024;
+/**
+ * Room for the batches a stream has in flight and the one it is placing (three of about 1 MiB,
+ * see stream-cipher.ts), so placing a batch rarely waits.
+ */
+export const RING_BYTES = 4 * 1024 * 1024;
 /** Rings of finished streams, kept for the next ones: their pages are already in memory. */
 const SPARE_RINGS = 4;
 const spares: SharedArrayBuffer[] = [];
