@@ -47,15 +47,18 @@ for (const dialect of DIALECTS) {
 
     it('concurrent uploads of one owner are recorded in groups: new names together, repeated and taken names one by one, all exact', async (t) => {
       const inserts: string[] = [];
+      const blobInserts: string[] = [];
       const { app, database } = await build(t, dialect, {
         config: { collectIntervalSeconds: 0 },
         onQuery: (event) => {
           if (/^insert into "files"/.test(event.query.sql)) inserts.push(event.query.sql);
+          if (/^insert into "blobs"/.test(event.query.sql)) blobInserts.push(event.query.sql);
         },
       });
       const user = await signUp(app);
       const root = await rootFolderId(user);
       await putFile(app, user, root, 'taken.bin', 'old');
+      blobInserts.length = 0;
       const upload = (name: string, onConflict: string, size: number) =>
         app.inject({
           method: 'PUT',
@@ -69,6 +72,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(results.map((r) => r.statusCode), [...Array(15).fill(201), 409, 201, 201], results.map((r) => r.body).join('\n'));
       // Some insert wrote several files at once (a group formed while the first upload was recorded).
       assert.ok(inserts.some((text) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length > 1), inserts.join('\n'));
+      // The uploading blob rows of uploads starting together went in with fewer inserts than uploads.
+      const rowsOf = (text: string) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length;
+      assert.ok(blobInserts.some((text) => rowsOf(text) > 1), blobInserts.join('\n'));
+      assert.ok(blobInserts.length < results.length, blobInserts.join('\n'));
+      // One row per upload that stored bytes: all but the one refused (onConflict=fail) before storing.
+      assert.equal(blobInserts.reduce((sum, text) => sum + rowsOf(text), 0), results.length - 1);
       assert.equal(results[17].json().data.versionCount, 2);
       assert.notEqual(results[16].json().data.name, 'taken.bin');
       const files = await database.db.selectFrom('files').selectAll().where('owner_id', '=', user.id).execute();

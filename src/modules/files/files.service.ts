@@ -22,7 +22,7 @@ import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { discardBlob, storeEncrypted, type StoredContent } from './files.storage.js';
+import { discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
 export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
@@ -188,7 +188,7 @@ export function fileService(ctx: AppContext) {
     // The quota is decided by the reservation when the file is recorded; read before, it only
     // stops a stream from being stored in vain past it, which a body already in memory is not.
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
-    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
+    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
     try {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
@@ -204,6 +204,7 @@ export function fileService(ctx: AppContext) {
    * of the one before, and on SQLite each transaction is a commit of its own.
    */
   const uploadRecorder = new GroupRunner<StoredUpload, FileRow>(recordUploadGroup, UPLOAD_GROUP_MAX);
+  const recordUploadingBlob = uploadingBlobRecorder(db);
 
   async function recordUploadGroup(uploads: StoredUpload[]): Promise<PromiseSettledResult<FileRow>[]> {
     const results = new Map<StoredUpload, FileRow>();
