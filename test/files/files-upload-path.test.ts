@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { DIALECTS, build, signUp } from '../helper.js';
+import { findFolder, findFolderWithKeyChain, keyChain } from '../../src/modules/folders/folders.repository.js';
 import { putFile, rootFolderId } from '../support/files.js';
 
 // The raw upload's path through the database (files.service.ts recordUpload) and its two ways of
@@ -41,8 +42,24 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(kinds, ['reserve quota', 'mark blob', 'folder again', 'name lookup', 'insert file', 'insert version', 'aggregates']);
       assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
       assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
-      // Token, folder, key chain and the blob row come before the transaction: 4 + begin + 7 + commit.
-      assert.equal(all.length, 13, all.join('\n'));
+      // Token, folder with its key chain (one statement) and the blob row come before the transaction: 3 + begin + 7 + commit.
+      assert.equal(all.length, 12, all.join('\n'));
+      assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 2, 'the key chain is read with the folder, and the aggregates walk it');
+    });
+
+    it('the folder read with its key chain is the folder row and the chain the key chain read alone', async (t) => {
+      const { app, database } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const parent = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Outer' })).body.data.id as string;
+      const inner = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Inner', parentId: parent })).body.data.id as string;
+      for (const id of [root, parent, inner]) {
+        const found = await findFolderWithKeyChain(database.db, id);
+        assert.deepEqual(found?.folder, await findFolder(database.db, id));
+        assert.deepEqual(found?.chain, await keyChain(database.db, id));
+      }
+      assert.equal((await findFolderWithKeyChain(database.db, inner))?.chain.folders.length, 3);
+      assert.equal(await findFolderWithKeyChain(database.db, 'fld_unknown'), undefined);
     });
 
     it('concurrent uploads of one owner are recorded in groups: new names together, repeated and taken names one by one, all exact', async (t) => {
