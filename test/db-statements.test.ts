@@ -8,6 +8,14 @@ import { DIALECTS, build } from './helper.js';
 // hot queries are compiled once: src/db/prepared-query.ts.
 for (const dialect of DIALECTS) {
   describe(`prepared statements [${dialect}]`, () => {
+    if (dialect === 'sqlite') {
+      it('SQLite keeps its temporary tables and journals in memory, not in files', async (t) => {
+        const { database } = await build(t, dialect);
+        const rows = (await sql<{ temp_store: number }>`pragma temp_store`.execute(database.db)).rows;
+        assert.equal(Number(rows[0].temp_store), 2);
+      });
+    }
+
     it('a repeated query text answers with each call\'s own values', async (t) => {
       const { database } = await build(t, dialect);
       const { db } = database;

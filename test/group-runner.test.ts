@@ -1,11 +1,11 @@
-// Group commit scheduling (src/lib/group-runner.ts): what arrives while a key's group runs waits
-// and runs as the next group; keys are independent; each item gets its own outcome.
+// Group commit scheduling (src/lib/group-runner.ts): what is submitted in one turn of the event
+// loop starts as one group, what arrives while a key's group runs waits and runs as the next group; keys are independent; each item gets its own outcome.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GroupRunner } from '../src/lib/group-runner.js';
 
 describe('GroupRunner', () => {
-  it('runs the first item at once, then what arrived meanwhile as one group, capped at maxGroup', async () => {
+  it('runs what was submitted in one turn as the first group, then what arrived meanwhile, capped at maxGroup', async () => {
     const groups: number[][] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -14,14 +14,16 @@ describe('GroupRunner', () => {
       if (groups.length === 1) await gate;
       return items.map((n) => ({ status: 'fulfilled', value: n * 10 }));
     }, 3);
-    const first = runner.submit('owner', 1);
-    const later = [2, 3, 4, 5].map((n) => runner.submit('owner', n));
+    const sameTurn = [1, 2].map((n) => runner.submit('owner', n));
     const other = runner.submit('someone else', 9);
     assert.equal(await other, 90, 'another key does not wait for this one');
-    assert.deepEqual(groups, [[1], [9]]);
+    assert.deepEqual(groups, [[1, 2], [9]]);
+    const meanwhile = [3, 4, 5, 6].map((n) => runner.submit('owner', n));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(groups, [[1, 2], [9]], 'nothing else runs while the group of the key does');
     release();
-    assert.deepEqual(await Promise.all([first, ...later]), [10, 20, 30, 40, 50]);
-    assert.deepEqual(groups, [[1], [9], [2, 3, 4], [5]]);
+    assert.deepEqual(await Promise.all([...sameTurn, ...meanwhile]), [10, 20, 30, 40, 50, 60]);
+    assert.deepEqual(groups, [[1, 2], [9], [3, 4, 5], [6]]);
   });
 
   it('gives each item its own outcome, and a failed run fails its group only', async () => {
@@ -35,6 +37,6 @@ describe('GroupRunner', () => {
     assert.deepEqual(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message)), ['OK', 'bad one', 'FINE']);
     await assert.rejects(runner.submit('k', 'crash'), /run failed/);
     assert.equal(await runner.submit('k', 'after'), 'AFTER');
-    assert.equal(runs, 4);
+    assert.equal(runs, 3, 'the three submitted together ran as one group');
   });
 });

@@ -5,7 +5,7 @@ import { AppError, type ErrorCode } from '../errors.js';
 import { findBucket } from '../modules/buckets/buckets.repository.js';
 import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
 import { findFile } from '../modules/files/files.repository.js';
-import { findFolder } from '../modules/folders/folders.repository.js';
+import { findFolder, findFolderWithKeyChain, type KeyChain } from '../modules/folders/folders.repository.js';
 import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissions.repository.js';
 
 /**
@@ -62,6 +62,13 @@ export async function loadFolderFor(
   if (!folder) throw new AppError('FOLDER_NOT_FOUND');
   if (!(await mayActOnFolder(db, principal, folder, action))) throw new AppError(denied);
   return folder;
+}
+
+/** As loadFolderFor, with the folder's key chain read in the same statement (see findFolderWithKeyChain). */
+export async function loadFolderWithKeyChainFor(db: DbOrTrx, principal: Principal, folderId: string, action: Action): Promise<{ folder: FolderRow; chain: KeyChain }> {
+  const found = await findFolderWithKeyChain(db, folderId);
+  if (!found || !(await mayActOnFolder(db, principal, found.folder, action))) throw new AppError('FOLDER_NOT_FOUND');
+  return found;
 }
 
 /** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */

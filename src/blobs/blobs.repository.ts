@@ -7,8 +7,15 @@ import { preparedQuery } from '../db/prepared-query.js';
  * bytes left by a crash are always known to the collector; versions hold references, and a blob
  * whose count falls to zero is deleted from the store by the collector.
  */
-export async function insertUploadingBlob(db: DbOrTrx, id: string, now: string): Promise<void> {
-  await uploadingBlob.execute(db, { id, now });
+export async function insertUploadingBlobs(db: DbOrTrx, ids: string[], now: string): Promise<void> {
+  if (ids.length === 1) {
+    await uploadingBlob.execute(db, { id: ids[0], now });
+    return;
+  }
+  await db
+    .insertInto('blobs')
+    .values(ids.map((id) => ({ id, state: 'uploading' as const, ref_count: 0, stored_size: 0, created_at: now, updated_at: now })))
+    .execute();
 }
 
 // Every upload runs it: built once (see preparedQuery).

@@ -1,7 +1,10 @@
 /**
  * Group commit: work submitted under one key while earlier work of that key runs waits, then runs
- * as one group (at most `maxGroup` items), so N concurrent items cost a few runs instead of N. The
- * first item of an idle key runs at once, alone: nothing waits for a group to fill. This is only
+ * as one group (at most `maxGroup` items), so N concurrent items cost a few runs instead of N. An
+ * idle key's first group starts on the event loop's next turn (setImmediate), with what was
+ * submitted in the same turn: requests read from several sockets at once, or uploads released by
+ * one shared directory fsync (these came one alone, then the rest, a quarter of the runs). Nothing
+ * waits longer for a group to fill. This is only
  * scheduling inside one process; `run` reads and writes its state in the database as usual, so
  * several instances stay correct (each groups its own requests).
  */
@@ -23,7 +26,7 @@ export class GroupRunner<I, O> {
       }
       const fresh = [{ item, resolve, reject }];
       this.queues.set(key, fresh);
-      void this.drain(key, fresh);
+      setImmediate(() => void this.drain(key, fresh));
     });
   }
 

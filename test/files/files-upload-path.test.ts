@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { DIALECTS, build, signUp } from '../helper.js';
+import { findFolder, findFolderWithKeyChain, keyChain } from '../../src/modules/folders/folders.repository.js';
 import { putFile, rootFolderId } from '../support/files.js';
 
 // The raw upload's path through the database (files.service.ts recordUpload) and its two ways of
@@ -41,21 +42,40 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(kinds, ['reserve quota', 'mark blob', 'folder again', 'name lookup', 'insert file', 'insert version', 'aggregates']);
       assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
       assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
-      // Token, folder, key chain and the blob row come before the transaction: 4 + begin + 7 + commit.
-      assert.equal(all.length, 13, all.join('\n'));
+      // Token, folder with its key chain (one statement) and the blob row come before the transaction: 3 + begin + 7 + commit.
+      assert.equal(all.length, 12, all.join('\n'));
+      assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 2, 'the key chain is read with the folder, and the aggregates walk it');
+    });
+
+    it('the folder read with its key chain is the folder row and the chain the key chain read alone', async (t) => {
+      const { app, database } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const parent = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Outer' })).body.data.id as string;
+      const inner = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Inner', parentId: parent })).body.data.id as string;
+      for (const id of [root, parent, inner]) {
+        const found = await findFolderWithKeyChain(database.db, id);
+        assert.deepEqual(found?.folder, await findFolder(database.db, id));
+        assert.deepEqual(found?.chain, await keyChain(database.db, id));
+      }
+      assert.equal((await findFolderWithKeyChain(database.db, inner))?.chain.folders.length, 3);
+      assert.equal(await findFolderWithKeyChain(database.db, 'fld_unknown'), undefined);
     });
 
     it('concurrent uploads of one owner are recorded in groups: new names together, repeated and taken names one by one, all exact', async (t) => {
       const inserts: string[] = [];
+      const blobInserts: string[] = [];
       const { app, database } = await build(t, dialect, {
         config: { collectIntervalSeconds: 0 },
         onQuery: (event) => {
           if (/^insert into "files"/.test(event.query.sql)) inserts.push(event.query.sql);
+          if (/^insert into "blobs"/.test(event.query.sql)) blobInserts.push(event.query.sql);
         },
       });
       const user = await signUp(app);
       const root = await rootFolderId(user);
       await putFile(app, user, root, 'taken.bin', 'old');
+      blobInserts.length = 0;
       const upload = (name: string, onConflict: string, size: number) =>
         app.inject({
           method: 'PUT',
@@ -69,6 +89,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(results.map((r) => r.statusCode), [...Array(15).fill(201), 409, 201, 201], results.map((r) => r.body).join('\n'));
       // Some insert wrote several files at once (a group formed while the first upload was recorded).
       assert.ok(inserts.some((text) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length > 1), inserts.join('\n'));
+      // The uploading blob rows of uploads starting together went in with fewer inserts than uploads.
+      const rowsOf = (text: string) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length;
+      assert.ok(blobInserts.some((text) => rowsOf(text) > 1), blobInserts.join('\n'));
+      assert.ok(blobInserts.length < results.length, blobInserts.join('\n'));
+      // One row per upload that stored bytes: all but the one refused (onConflict=fail) before storing.
+      assert.equal(blobInserts.reduce((sum, text) => sum + rowsOf(text), 0), results.length - 1);
       assert.equal(results[17].json().data.versionCount, 2);
       assert.notEqual(results[16].json().data.name, 'taken.bin');
       const files = await database.db.selectFrom('files').selectAll().where('owner_id', '=', user.id).execute();

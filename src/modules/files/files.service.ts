@@ -1,6 +1,6 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertSameOwner, loadFileFor, loadFolderFor, mayActOnFile, type Action } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, type Action } from '../../access/access.js';
 import { adjustBlobRefs, markBlobsStored } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -17,12 +17,12 @@ import { GroupRunner } from '../../lib/group-runner.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
 import { findUserById, releaseBytes, reserveBytes } from '../accounts/accounts.repository.js';
 import { findBucket } from '../buckets/buckets.repository.js';
-import { folderKey } from '../folders/folders.keys.js';
+import { folderKey, unwrapKeyChain } from '../folders/folders.keys.js';
 import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { discardBlob, storeEncrypted, type StoredContent } from './files.storage.js';
+import { discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
 export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
@@ -179,16 +179,16 @@ export function fileService(ctx: AppContext) {
     input: { name: string; contentType: string; body: Readable | Buffer; onConflict: OnConflict },
   ): Promise<FileDetail> {
     const name = assertName(input.name);
-    const folder = await loadFolderFor(db, principal, folderId, 'edit');
+    const { folder, chain } = await loadFolderWithKeyChainFor(db, principal, folderId, 'edit');
     requireLiveFolder(folder);
     if (input.onConflict === 'fail') await assertNameFree(db, folder.id, name);
     // The folder's key survives moves (a move re-wraps it, the key stays), so it is unwrapped
     // here, before the transaction, which then holds its locks only for the writes.
-    const parentKey = await folderKey(db, keyring, folder.id);
+    const parentKey = unwrapKeyChain(keyring, chain);
     // The quota is decided by the reservation when the file is recorded; read before, it only
     // stops a stream from being stored in vain past it, which a body already in memory is not.
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
-    const stored = await storeEncrypted(db, blobs, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
+    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
     try {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
@@ -204,6 +204,7 @@ export function fileService(ctx: AppContext) {
    * of the one before, and on SQLite each transaction is a commit of its own.
    */
   const uploadRecorder = new GroupRunner<StoredUpload, FileRow>(recordUploadGroup, UPLOAD_GROUP_MAX);
+  const recordUploadingBlob = uploadingBlobRecorder(db);
 
   async function recordUploadGroup(uploads: StoredUpload[]): Promise<PromiseSettledResult<FileRow>[]> {
     const results = new Map<StoredUpload, FileRow>();

@@ -2,11 +2,12 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, PutOptions } from '../../blobs/blob-store.js';
 import { newBlobKey } from '../../blobs/blob-keys.js';
-import { deleteBlobRow, insertUploadingBlob } from '../../blobs/blobs.repository.js';
+import { deleteBlobRow, insertUploadingBlobs } from '../../blobs/blobs.repository.js';
 import { newKey } from '../../crypto/key-wrap.js';
 import { DEFAULT_SEGMENT_LOG2, EncryptStream, createCodec } from '../../crypto/stream-cipher.js';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
+import { GroupRunner } from '../../lib/group-runner.js';
 import { nowIso } from '../../lib/time.js';
 
 /** Encrypted content written to the blob store, not yet referenced by any version. */
@@ -43,6 +44,22 @@ class Meter extends Transform {
   }
 }
 
+/** Blob rows inserted in one statement at most. */
+const BLOB_GROUP_MAX = 64;
+
+/**
+ * Records new blobs as `uploading`, the blobs of uploads starting together in one statement: on
+ * SQLite each insert was a write transaction of its own (locks and WAL frames: more than the
+ * recording of the files, which is grouped), on PostgreSQL a commit. A failed insert fails its group.
+ */
+export function uploadingBlobRecorder(db: Db): (blobId: string) => Promise<void> {
+  const runner = new GroupRunner<string, void>(async (ids) => {
+    await insertUploadingBlobs(db, ids, nowIso());
+    return ids.map(() => ({ status: 'fulfilled', value: undefined }));
+  }, BLOB_GROUP_MAX);
+  return (blobId) => runner.submit('blobs', blobId);
+}
+
 /**
  * Encrypts plaintext into a new blob: a stream through the meter and the encryption, or a body
  * already read whole (a small one), sealed in one step. The blob row (state `uploading`) is
@@ -51,11 +68,17 @@ class Meter extends Transform {
  * collector. On any failure (limit, client gone, storage error) the bytes and the row are removed
  * before rejecting.
  */
-export async function storeEncrypted(db: Db, blobs: BlobStore, source: Readable | Buffer, limits: UploadLimits): Promise<StoredContent> {
+export async function storeEncrypted(
+  db: Db,
+  blobs: BlobStore,
+  recordUploading: (blobId: string) => Promise<void>,
+  source: Readable | Buffer,
+  limits: UploadLimits,
+): Promise<StoredContent> {
   if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
   const blobId = newBlobKey();
   const dataKey = newKey();
-  const recorded = insertUploadingBlob(db, blobId, nowIso());
+  const recorded = recordUploading(blobId);
   try {
     const put = { visibleAfter: recorded };
     const sealed = Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source, put) : await storeStream(blobs, blobId, dataKey, source, limits, put);

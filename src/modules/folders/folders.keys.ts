@@ -2,7 +2,7 @@ import type { Keyring } from '../../crypto/keyring.js';
 import { openChildKey } from '../../crypto/keyring.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { AppError } from '../../errors.js';
-import { keyChain } from './folders.repository.js';
+import { keyChain, type KeyChain } from './folders.repository.js';
 
 /** Unwraps a folder's key: master → bucket → root folder → … → the folder. */
 export async function folderKey(db: DbOrTrx, keyring: Keyring, folderId: string): Promise<Buffer> {
@@ -10,6 +10,11 @@ export async function folderKey(db: DbOrTrx, keyring: Keyring, folderId: string)
   // No chain: the folder (or its bucket) was deleted since the caller loaded it, e.g. an upload
   // unwrapping its folder's key while the bucket is being deleted.
   if (!chain) throw new AppError('FOLDER_NOT_FOUND');
+  return unwrapKeyChain(keyring, chain);
+}
+
+/** The key at the end of a chain read from the database. */
+export function unwrapKeyChain(keyring: Keyring, chain: KeyChain): Buffer {
   let key = keyring.bucketKey(chain.bucketId, chain.bucketKeyWrapped);
   for (const folder of chain.folders) key = openChildKey(key, folder.key_wrapped, folder.id);
   return key;
