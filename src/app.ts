@@ -34,6 +34,7 @@ import { Bucket } from './modules/buckets/buckets.schemas.js';
 import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
 import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
+import { createTokenCache } from './modules/accounts/tokens.cache.js';
 import { VERSION } from './version.js';
 import { startBackgroundJobs } from './jobs.js';
 
@@ -82,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
   const blobs = deps.blobs ?? (await openBlobStore(config));
-  const ctx: AppContext = { config, database, db: database.db, keyring, blobs };
+  const ctx: AppContext = { config, database, db: database.db, keyring, blobs, tokens: createTokenCache(database) };
   const app = Fastify({
     logger:
       deps.logStream === false
@@ -151,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   startBackgroundJobs(app, ctx);
   if (!deps.blobs && blobs.close) app.addHook('onClose', async () => blobs.close?.());
+  app.addHook('onClose', async () => ctx.tokens.close());
   await app.register(serviceRoutes(ctx, metrics));
   await app.register(
     async (api) => {

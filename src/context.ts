@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { DatabaseHandle, Db } from './db/database.js';
+import type { TokenCache } from './modules/accounts/tokens.cache.js';
 
 /** What every module is built with: configuration and the open database. */
 export interface AppContext {
@@ -10,6 +11,8 @@ export interface AppContext {
   readonly db: Db;
   readonly keyring: Keyring;
   readonly blobs: BlobStore;
+  /** Bearer tokens resolved to their users (kept in memory where revocations can be heard). */
+  readonly tokens: TokenCache;
 }
 
 /** The signed-in caller of a request, resolved from its bearer token. */

@@ -11,6 +11,7 @@ import { KEY_BYTES } from '../crypto/stream-cipher.js';
 import { prepareDatabase, prepareDatabaseWithReport } from '../db/prepare.js';
 import { AppError } from '../errors.js';
 import { accountService } from '../modules/accounts/accounts.service.js';
+import { createTokenCache } from '../modules/accounts/tokens.cache.js';
 import { startServer } from '../server.js';
 
 const HELP = `coffre: the Coffre file storage service
@@ -33,7 +34,7 @@ async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0])
   const database = await prepareDatabase(config);
   const blobs = await openBlobStore(config);
   try {
-    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs });
+    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs, tokens: createTokenCache(database) });
   } finally {
     await blobs.close?.();
     await database.close();

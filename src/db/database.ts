@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type LogEvent, type Transaction } from 'kysely';
 import pg from 'pg';
+import { listenPostgres, type NotificationHandlers, type Subscription } from './notifications.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -31,6 +32,13 @@ export interface DatabaseHandle {
   readonly schema?: string;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
+  /**
+   * Hears what other connections announce on `channel` (PostgreSQL `LISTEN`/`NOTIFY`), so an
+   * instance can keep a database answer in memory and drop it when another instance, or a trigger,
+   * says it changed. Absent where nothing can be heard (SQLite: one process, and its queries are
+   * local and cheap, so nothing is worth keeping).
+   */
+  listen?(channel: string, handlers: NotificationHandlers): Subscription;
   close(): Promise<void>;
 }
 
@@ -65,11 +73,8 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       await admin.end();
     }
   }
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
+  const connection: pg.ClientConfig = { connectionString: url, ...(schema ? { options: `-c search_path=${schema}` } : {}) };
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log: options.log });
   const current = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return {
@@ -80,6 +85,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    listen: (channel, handlers) => listenPostgres(connection, channel, handlers),
     close: () => db.destroy(),
   };
 }

@@ -3,7 +3,7 @@ import type { AppContext, Principal } from '../context.js';
 import { AppError } from '../errors.js';
 import { hashToken } from '../lib/secrets.js';
 import { nowIso } from '../lib/time.js';
-import { findLiveToken, touchToken } from '../modules/accounts/accounts.repository.js';
+import { touchToken } from '../modules/accounts/accounts.repository.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,10 +25,12 @@ async function resolvePrincipal(ctx: AppContext, request: FastifyRequest): Promi
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match || match[1].length > 512) return null;
   const now = nowIso();
-  const row = await findLiveToken(ctx.db, hashToken(match[1]), now);
+  const row = await ctx.tokens.find(hashToken(match[1]), now);
   if (!row) return null;
   if (!row.lastUsedAt || Date.parse(now) - Date.parse(row.lastUsedAt) > TOUCH_INTERVAL_MS) {
     await touchToken(ctx.db, row.tokenId, now);
+    // The token may be kept in memory: later requests see the touch without reading it again.
+    row.lastUsedAt = now;
   }
   return { userId: row.userId, tokenId: row.tokenId, email: row.email, name: row.name };
 }

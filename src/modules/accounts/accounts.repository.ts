@@ -59,10 +59,13 @@ const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
   db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select(['tokens.id as tokenId', 'tokens.last_used_at as lastUsedAt', 'users.id as userId', 'users.email', 'users.name'])
+    .select(['tokens.id as tokenId', 'tokens.expires_at as expiresAt', 'tokens.last_used_at as lastUsedAt', 'users.id as userId', 'users.email', 'users.name'])
     .where('tokens.token_hash', '=', p.tokenHash)
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', p.now)])),
 );
+
+/** A token that is live at the time asked, with its user. */
+export type LiveToken = NonNullable<Awaited<ReturnType<typeof findLiveToken>>>;
 
 export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string) {
   return liveToken.takeFirst(db, { tokenHash, now });

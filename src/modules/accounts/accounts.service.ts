@@ -157,6 +157,7 @@ export function accountService(ctx: AppContext) {
 
   async function logout(principal: Principal): Promise<void> {
     await repo.deleteToken(db, principal.userId, principal.tokenId);
+    ctx.tokens.forget(principal.tokenId);
   }
 
   async function me(principal: Principal): Promise<UserView> {
@@ -192,6 +193,7 @@ export function accountService(ctx: AppContext) {
 
   async function revokeToken(principal: Principal, tokenId: string): Promise<void> {
     if (!(await repo.deleteToken(db, principal.userId, tokenId))) throw new AppError('TOKEN_NOT_FOUND');
+    ctx.tokens.forget(tokenId);
   }
 
   async function lookup(email: string): Promise<{ id: string; name: string }> {

@@ -1,0 +1,84 @@
+import type { DatabaseHandle } from '../../db/database.js';
+import { TOKEN_REVOKED_CHANNEL } from '../../db/migrations/006-token-revocations.js';
+import type { Subscription } from '../../db/notifications.js';
+import { findLiveToken, type LiveToken } from './accounts.repository.js';
+
+/** Tokens kept at most: one per active session; beyond it the oldest resolved go first. */
+const MAX_ENTRIES = 10_000;
+/** A kept token is read again after this long, should a notification ever go unheard. */
+const MAX_AGE_MS = 60_000;
+
+/**
+ * Bearer tokens resolved to their user. Every authenticated request starts here, and over
+ * PostgreSQL that lookup is a round trip of its own, about a third of the cost of a metadata
+ * request: an instance keeps the tokens it resolved and forgets one as soon as the database
+ * announces that it was deleted or altered (migration 006's trigger, heard through
+ * `database.listen`). While that announcement cannot be heard (not yet listening, connection
+ * lost), nothing is kept and every lookup reads the database, so a revoked token never outlives
+ * its revocation by more than the notification's delivery. Without `listen` (SQLite: local
+ * queries, a few microseconds) every lookup reads the database.
+ */
+export interface TokenCache {
+  /** The live token with this hash at `now`, with its user, or undefined. */
+  find(tokenHash: string, now: string): Promise<LiveToken | undefined>;
+  /** This instance deleted the token: forget it at once (the notification follows later). */
+  forget(tokenId: string): void;
+  close(): Promise<void>;
+}
+
+interface Entry {
+  token: LiveToken;
+  keptAt: number;
+}
+
+export function createTokenCache(database: DatabaseHandle): TokenCache {
+  const entries = new Map<string, Entry>();
+  const hashById = new Map<string, string>();
+  let subscription: Subscription | undefined;
+  // Bumped whenever a token may have changed, so a lookup that raced with the change never keeps what it read.
+  let generation = 0;
+
+  const forget = (tokenId: string) => {
+    generation++;
+    const hash = hashById.get(tokenId);
+    if (hash === undefined) return;
+    hashById.delete(tokenId);
+    entries.delete(hash);
+  };
+  const forgetAll = () => {
+    generation++;
+    entries.clear();
+    hashById.clear();
+  };
+  const keep = (hash: string, token: LiveToken) => {
+    if (entries.size >= MAX_ENTRIES) {
+      const oldest = entries.keys().next().value as string;
+      hashById.delete(entries.get(oldest)!.token.tokenId);
+      entries.delete(oldest);
+    }
+    entries.set(hash, { token, keptAt: Date.now() });
+    hashById.set(token.tokenId, hash);
+  };
+
+  return {
+    async find(tokenHash, now) {
+      if (!database.listen) return findLiveToken(database.db, tokenHash, now);
+      // Listening starts with the first lookup, so tools that never authenticate open no connection.
+      subscription ??= database.listen(TOKEN_REVOKED_CHANNEL, { message: forget, live: forgetAll });
+      const entry = entries.get(tokenHash);
+      if (entry && subscription.live && Date.now() - entry.keptAt < MAX_AGE_MS) {
+        if (entry.token.expiresAt === null || entry.token.expiresAt > now) return entry.token;
+      }
+      if (entry) forget(entry.token.tokenId);
+      const before = generation;
+      const token = await findLiveToken(database.db, tokenHash, now);
+      if (token && subscription.live && generation === before) keep(tokenHash, token);
+      return token;
+    },
+    forget,
+    async close() {
+      await subscription?.close();
+      forgetAll();
+    },
+  };
+}
