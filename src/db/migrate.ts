@@ -7,6 +7,7 @@ import * as m003 from './migrations/003-share-links.js';
 import * as m004 from './migrations/004-permissions.js';
 import * as m005 from './migrations/005-scale-out.js';
 import * as m006 from './migrations/006-token-revocations.js';
+import * as m007 from './migrations/007-listing-versions.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '004-permissions': m004,
   '005-scale-out': m005,
   '006-token-revocations': m006,
+  '007-listing-versions': m007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

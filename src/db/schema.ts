@@ -133,6 +133,8 @@ export interface FoldersTable {
   /** Direct children sharing this folder's `trash_batch`: the `total` of a listing, without a COUNT. */
   child_folders: Generated<number>;
   child_files: Generated<number>;
+  /** Bumped by triggers whenever a listed field of a child changes (migration 007, listing.cache.ts). */
+  listing_version: Generated<number>;
   last_access_at: string | null;
   created_at: string;
   updated_at: string;

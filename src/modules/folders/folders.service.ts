@@ -15,6 +15,7 @@ import { locationLabel } from '../regions/regions.repository.js';
 import { cloneFiles, purgeFiles } from '../files/files.lifecycle.js';
 import { filesInSubtree, liveFilesOfFolders, retainedFileInSubtree } from '../files/files.repository.js';
 import * as repo from './folders.repository.js';
+import { ListingCache, type ListedPage } from './listing.cache.js';
 import { deleteGrantsOn } from '../permissions/permissions.repository.js';
 import { findBucket } from '../buckets/buckets.repository.js';
 import { assertNameFree, freeItemName } from './folders.names.js';
@@ -93,6 +94,7 @@ function parseLimit(limit: number | undefined): number {
 
 export function folderService(ctx: AppContext) {
   const { db, keyring } = ctx;
+  const listings = new ListingCache();
 
   async function detailRows(folderId: string): Promise<repo.FolderDetailRows> {
     const rows = await repo.findFolderDetail(db, folderId);
@@ -167,17 +169,24 @@ export function folderService(ctx: AppContext) {
   async function subfolders(principal: Principal, folderIdOrRoot: string, query: { limit?: number; cursor?: string; bucketId?: string }) {
     const folderId = await resolveFolderId(principal, folderIdOrRoot, query.bucketId);
     const parent = await loadFolderFor(db, principal, folderId, 'view', 'FOLDER_FORBIDDEN');
-    const after = query.cursor ? (decodeCursor(query.cursor, 2) as [string, string]) : undefined;
     const limit = parseLimit(query.limit);
-    const page = await repo.listChildren(db, parent.id, parent.trash_batch, { limit, after });
+    const key = { parentId: parent.id, version: Number(parent.listing_version), trashBatch: parent.trash_batch, limit, cursor: query.cursor };
+    const page = listings.get(key) ?? (await readPage(parent, limit, query.cursor));
+    listings.set(key, page);
     await recordAccess(parent);
-    const last = page.items.length > 0 ? (JSON.parse(page.items[page.items.length - 1]) as FolderListItem) : undefined;
     return {
       data: page.items,
       total: Number(parent.child_folders),
       parentFolder: { id: parent.id, name: parent.name, bucketId: parent.bucket_id },
-      nextCursor: page.hasMore && last ? encodeCursor([last.name, last.id]) : null,
+      nextCursor: page.nextCursor,
     };
+  }
+
+  async function readPage(parent: FolderRow, limit: number, cursor: string | undefined): Promise<ListedPage> {
+    const after = cursor ? (decodeCursor(cursor, 2) as [string, string]) : undefined;
+    const page = await repo.listChildren(db, parent.id, parent.trash_batch, { limit, after });
+    const last = page.items.length > 0 ? (JSON.parse(page.items[page.items.length - 1]) as FolderListItem) : undefined;
+    return { items: page.items, nextCursor: page.hasMore && last ? encodeCursor([last.name, last.id]) : null };
   }
 
   async function listBucket(principal: Principal, bucketId: string, query: { limit?: number; cursor?: string }) {
