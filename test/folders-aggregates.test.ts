@@ -262,15 +262,18 @@ for (const dialect of DIALECTS) {
       assert.equal(Number(root.subtree_folders), 100_002);
       assert.equal(Number(snapshot.byId.get(b.id)!.subtree_folders), 100_000);
 
-      async function measure(url: string) {
-        const first = await user.api.get(url); // may write lastAccessAt (at most once a minute)
-        assert.equal(first.status, 200, `${url}: ${JSON.stringify(first.body)}`);
+      // `warmUrl` differs from `url` where the answer would otherwise come from memory (a page of
+      // subfolders, listing.cache.ts): the measured request must run its queries.
+      async function measure(url: string, warmUrl = url) {
+        const first = await user.api.get(warmUrl); // may write lastAccessAt (at most once a minute)
+        assert.equal(first.status, 200, `${warmUrl}: ${JSON.stringify(first.body)}`);
         statements = [];
         counting = true;
         const res = await user.api.get(url);
         counting = false;
         assert.equal(res.status, 200, `${url}: ${JSON.stringify(res.body)}`);
-        return { statements: [...statements], body: res.body };
+        // The token lookup is skipped once PostgreSQL's revocations are heard (tokens.cache.ts), whenever that happens.
+        return { statements: statements.filter((s) => !/from "tokens"/.test(s)), body: res.body };
       }
 
       const detailsA = await measure(`/api/folders/details/${a.id}`);
@@ -281,8 +284,9 @@ for (const dialect of DIALECTS) {
       assert.equal(detailsB.statements.length, detailsA.statements.length, 'details: as many statements for 100,000 descendants as for none');
       assert.deepEqual(detailsB.statements, detailsA.statements, 'details: the very same statements');
 
-      const pageA = await measure(`/api/folders/${a.id}/subfolders?limit=100`);
-      const pageB = await measure(`/api/folders/${b.id}/subfolders?limit=100`);
+      const pageA = await measure(`/api/folders/${a.id}/subfolders?limit=100`, `/api/folders/${a.id}/subfolders?limit=99`);
+      const pageB = await measure(`/api/folders/${b.id}/subfolders?limit=100`, `/api/folders/${b.id}/subfolders?limit=99`);
+      assert.ok(pageB.statements.some((s) => /order by "name", "id"/.test(s)), 'the measured request read its page');
       assert.equal(pageA.body.data.data.length, 0);
       assert.equal(pageA.body.data.total, 0);
       assert.equal(pageB.body.data.data.length, 100);
@@ -300,7 +304,7 @@ for (const dialect of DIALECTS) {
 
       // One level down: 999 children, a first page of 100 and a cursor, still the same statements.
       const child = pageB.body.data.data[0].id as string;
-      const pageChild = await measure(`/api/folders/${child}/subfolders?limit=100`);
+      const pageChild = await measure(`/api/folders/${child}/subfolders?limit=100`, `/api/folders/${child}/subfolders?limit=99`);
       assert.equal(pageChild.body.data.data.length, 100);
       assert.equal(pageChild.body.data.total, GRANDCHILDREN);
       assert.notEqual(pageChild.body.data.nextCursor, null);
