@@ -102,14 +102,14 @@ describe('folders: the listing cache itself', () => {
   const key = (version: number, cursor?: string) => ({ parentId: 'fld_1', version, trashBatch: '', limit: 100, cursor });
   it('separates versions and cursors, and drops the least recently used pages beyond its budget', () => {
     const cache = new ListingCache(4096);
-    const page = (text: string) => ({ items: [text], nextCursor: null });
-    cache.set(key(1), page('x'.repeat(500)));
-    cache.set(key(1, 'c2'), page('y'.repeat(500)));
+    const page = (text: string) => ({ items: Buffer.from(text), nextCursor: null });
+    cache.set(key(1), page('x'.repeat(1000)));
+    cache.set(key(1, 'c2'), page('y'.repeat(1000)));
     assert.equal(cache.get(key(2)), undefined);
-    assert.equal(cache.get(key(1))?.items[0][0], 'x');
-    assert.equal(cache.get(key(1, 'c2'))?.items[0][0], 'y');
+    assert.equal(cache.get(key(1))?.items.toString()[0], 'x');
+    assert.equal(cache.get(key(1, 'c2'))?.items.toString()[0], 'y');
     cache.get(key(1)); // now the most recently used
-    cache.set(key(3), page('z'.repeat(1200)));
+    cache.set(key(3), page('z'.repeat(2400)));
     assert.equal(cache.get(key(1, 'c2')), undefined, 'the least recently used went first');
     assert.ok(cache.get(key(1)) && cache.get(key(3)));
     cache.set(key(4), page('w'.repeat(5000)));

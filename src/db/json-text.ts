@@ -5,7 +5,7 @@ import type { QueryTarget } from './database.js';
  * JSON written by the database engine. A listing page is a hundred rows of seven or more values:
  * turning each value into a JavaScript string, mapping rows to API objects and serializing them
  * again cost more than the query. As one JSON text per row, written by the engine in C, the page
- * goes out as it comes (see `pageEnvelopeText`). SQLite's `json_object` and PostgreSQL's
+ * goes out as it comes (see `pageEnvelopeBytes`). SQLite's `json_object` and PostgreSQL's
  * `json_build_object` differ in name and in how they take booleans; this is the one place that
  * knows.
  */

@@ -12,19 +12,21 @@ export function envelope<T>(data: T, status = 200, message = ''): { status: numb
 }
 
 /**
- * `envelope(page)` as JSON text, for a page whose `data` items the database wrote as JSON (see
- * src/db/json-text.ts): the items are spliced in as they are, not parsed and serialized again.
- * The route sends it with `sendJsonText`.
+ * `envelope(page)` as JSON bytes, for a page whose `data` items the database wrote as JSON (see
+ * src/db/json-text.ts), given as their comma-separated UTF-8 bytes: spliced in as they are, not
+ * parsed and serialized again, nor encoded again (a kept page is encoded once; see
+ * listing.cache.ts). The route sends it with `sendJsonBytes`.
  */
-export function pageEnvelopeText({ data, ...rest }: { data: string[]; [field: string]: unknown }, status = 200, message = ''): string {
+export function pageEnvelopeBytes({ data, ...rest }: { data: Buffer; [field: string]: unknown }, status = 200, message = ''): Buffer {
   const others = JSON.stringify(rest);
-  const page = `{"data":[${data.join(',')}]${others === '{}' ? '}' : `,${others.slice(1)}`}`;
-  return `{"status":${status},"message":${JSON.stringify(message)},"data":${page}}`;
+  const head = `{"status":${status},"message":${JSON.stringify(message)},"data":{"data":[`;
+  const tail = `]${others === '{}' ? '}' : `,${others.slice(1)}`}}`;
+  return Buffer.concat([Buffer.from(head), data, Buffer.from(tail)]);
 }
 
-/** Sends JSON text as it is (Fastify skips serialization for a string with a JSON content type). */
-export function sendJsonText(reply: FastifyReply, text: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(text);
+/** Sends JSON bytes as they are (Fastify sends a Buffer without serializing it). */
+export function sendJsonBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(bytes);
 }
 
 export const ErrorBody = Type.Object(

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
 import { trashMode } from '../../http/trash-mode.js';
-import { EmptyObject, Envelope, envelope, errorResponses, pageEnvelopeText, sendJsonText } from '../../http/envelope.js';
+import { EmptyObject, Envelope, envelope, errorResponses, pageEnvelopeBytes, sendJsonBytes } from '../../http/envelope.js';
 import { folderService } from './folders.service.js';
 import * as S from './folders.schemas.js';
 
@@ -74,7 +74,7 @@ export function folderRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
     }, async (request, reply) => {
       const page = await folders.subfolders(principalOf(request), request.params.folderId, request.query);
-      return sendJsonText(reply, pageEnvelopeText(page));
+      return sendJsonBytes(reply, pageEnvelopeBytes(page));
     });
 
     app.get('/folders/list/:bucketId', {

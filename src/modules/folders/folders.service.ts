@@ -186,7 +186,7 @@ export function folderService(ctx: AppContext) {
     const after = cursor ? (decodeCursor(cursor, 2) as [string, string]) : undefined;
     const page = await repo.listChildren(db, parent.id, parent.trash_batch, { limit, after });
     const last = page.items.length > 0 ? (JSON.parse(page.items[page.items.length - 1]) as FolderListItem) : undefined;
-    return { items: page.items, nextCursor: page.hasMore && last ? encodeCursor([last.name, last.id]) : null };
+    return { items: Buffer.from(page.items.join(',')), nextCursor: page.hasMore && last ? encodeCursor([last.name, last.id]) : null };
   }
 
   async function listBucket(principal: Principal, bucketId: string, query: { limit?: number; cursor?: string }) {

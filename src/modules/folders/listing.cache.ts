@@ -10,8 +10,8 @@
  * Memory stays bounded: the least recently used pages go first beyond `MAX_BYTES`.
  */
 export interface ListedPage {
-  /** The items, each a JSON text (see listItemJson). */
-  items: string[];
+  /** The items as JSON objects (see listItemJson), comma-separated, in UTF-8. */
+  items: Buffer;
   nextCursor: string | null;
 }
 
@@ -43,7 +43,7 @@ export class ListingCache {
 
   set(key: ListingKey, page: ListedPage): void {
     const id = keyOf(key);
-    const bytes = page.items.reduce((sum, item) => sum + item.length * 2, 256);
+    const bytes = page.items.length + 256;
     if (bytes > this.maxBytes) return;
     const previous = this.pages.get(id);
     if (previous) {
