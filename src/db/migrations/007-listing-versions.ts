@@ -27,7 +27,8 @@ export async function up(db: Kysely<any>): Promise<void> {
           ${bump('select parent_id from new_rows')};
         elsif tg_op = 'DELETE' then
           ${bump('select parent_id from old_rows')};
-        else
+        elsif exists (select 1 from old_rows o join new_rows n on n.id = o.id where ${sql.raw(changed)}) then
+          -- Most updates only move aggregates (every upload, up the ancestors): they stop at the test above.
           ${bump(`select p from old_rows o join new_rows n on n.id = o.id, lateral (values (o.parent_id), (n.parent_id)) v (p) where ${changed}`)};
         end if;
         return null;
