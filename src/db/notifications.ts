@@ -52,7 +52,9 @@ export function listenPostgres(clientConfig: pg.ClientConfig, channel: string, h
 
   async function connect() {
     retry = undefined;
-    const next = new pg.Client(clientConfig);
+    // Keepalive probes notice a peer gone silently (no FIN), which would otherwise leave the
+    // listener "live" while hearing nothing; the token cache re-reads entries after a minute anyway.
+    const next = new pg.Client({ ...clientConfig, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     client = next;
     next.on('notification', (message) => {
       if (message.channel === channel) handlers.message(message.payload ?? '');
