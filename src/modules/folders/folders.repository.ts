@@ -416,14 +416,20 @@ export interface KeyChain {
   folders: { id: string; key_wrapped: string }[];
 }
 
+/** The recursive CTE `chain (id, parent_id, key_wrapped, bucket_id, depth)`: the folder `folderId` (depth 0) and its ancestors. */
+function keyChainCte(folderId: string) {
+  return sql`
+    with recursive chain (id, parent_id, key_wrapped, bucket_id, depth) as (
+      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${folderId}
+      union all
+      select f.id, f.parent_id, f.key_wrapped, f.bucket_id, chain.depth + 1 from folders f join chain on f.id = chain.parent_id
+    )`;
+}
+
 /** Everything needed to unwrap a folder's key from the master key, in one query (every upload runs it: built once). */
 const keyChainRows = preparedQuery(
   (_db, p: { folderId: string }) => sql<{ id: string; key_wrapped: string; depth: number; bucket_id: string; bucket_key: string }>`
-    with recursive chain (id, parent_id, key_wrapped, bucket_id, depth) as (
-      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${p.folderId}
-      union all
-      select f.id, f.parent_id, f.key_wrapped, f.bucket_id, chain.depth + 1 from folders f join chain on f.id = chain.parent_id
-    )
+    ${keyChainCte(p.folderId)}
     select chain.id, chain.key_wrapped, chain.depth, chain.bucket_id, buckets.key_wrapped as bucket_key
     from chain join buckets on buckets.id = chain.bucket_id
     order by chain.depth desc
@@ -452,11 +458,7 @@ export async function findFolderWithKeyChain(db: DbOrTrx, folderId: string): Pro
 /** The key chain's rows, root first; the last (the folder's own) carries the folder's columns too. */
 const folderWithKeyChainRows = preparedQuery(
   (_db, p: { folderId: string }) => sql<Partial<FolderRow> & { chain_id: string; chain_key_wrapped: string; chain_bucket_id: string; chain_bucket_key: string }>`
-    with recursive chain (id, parent_id, key_wrapped, bucket_id, depth) as (
-      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${p.folderId}
-      union all
-      select f.id, f.parent_id, f.key_wrapped, f.bucket_id, chain.depth + 1 from folders f join chain on f.id = chain.parent_id
-    )
+    ${keyChainCte(p.folderId)}
     select folder.*, chain.id as chain_id, chain.key_wrapped as chain_key_wrapped, chain.bucket_id as chain_bucket_id, buckets.key_wrapped as chain_bucket_key
     from chain join buckets on buckets.id = chain.bucket_id
     left join folders folder on chain.depth = 0 and folder.id = chain.id

@@ -171,8 +171,11 @@ export function folderService(ctx: AppContext) {
     const parent = await loadFolderFor(db, principal, folderId, 'view', 'FOLDER_FORBIDDEN');
     const limit = parseLimit(query.limit);
     const key = { parentId: parent.id, version: Number(parent.listing_version), trashBatch: parent.trash_batch, limit, cursor: query.cursor };
-    const page = listings.get(key) ?? (await readPage(parent, limit, query.cursor));
-    listings.set(key, page);
+    let page = listings.get(key);
+    if (!page) {
+      page = await readPage(parent, limit, query.cursor);
+      listings.set(key, page);
+    }
     await recordAccess(parent);
     return {
       data: page.items,
