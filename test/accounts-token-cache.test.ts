@@ -1,8 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -31,7 +33,7 @@ async function within2s(check: () => Promise<boolean>): Promise<boolean> {
 
 /**
  * A database handle whose `listen` the test drives: it decides when the cache is hearing
- * revocations and delivers them itself (SQLite has no `listen`; PostgreSQL's is tested below).
+ * revocations and delivers them itself (the real ones are tested below).
  */
 function withFakeListen(database: DatabaseHandle) {
   let handlers: NotificationHandlers | undefined;
@@ -120,15 +122,13 @@ for (const dialect of DIALECTS) {
       const user = await signUp(app);
       const personal = (await user.api.post('/api/auth/tokens', { name: 'script' })).body.data;
       const script = client(app, personal.token);
-      // Warm: over PostgreSQL, resolved from memory once the instance hears revocations.
-      if (dialect === 'postgres') {
-        assert.ok(await within2s(async () => {
-          reads.count = 0;
-          await user.api.get('/api/auth/me');
-          await script.get('/api/auth/me');
-          return reads.count === 0;
-        }), 'the tokens are kept');
-      }
+      // Warm: resolved from memory once the instance hears revocations.
+      assert.ok(await within2s(async () => {
+        reads.count = 0;
+        await user.api.get('/api/auth/me');
+        await script.get('/api/auth/me');
+        return reads.count === 0;
+      }), 'the tokens are kept');
       assert.equal((await user.api.delete(`/api/auth/tokens/${personal.id}`)).status, 200);
       assert.equal((await script.get('/api/auth/me')).status, 401);
       assert.equal((await user.api.post('/api/auth/logout')).status, 200);
@@ -136,6 +136,52 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('accounts: resolved tokens on SQLite [sqlite]', () => {
+  it("hears the server's own writes to tokens, whatever wrote them, and drops everything when another process writes", async (t) => {
+    const reads = tokenReads();
+    const { app, database, config } = await build(t, 'sqlite', { onQuery: reads.onQuery });
+    const user = await signUp(app);
+    const tokens: { id: string; token: string }[] = [];
+    for (const name of ['deleted by SQL', 'expired by SQL', 'deleted by another process', 'kept']) tokens.push((await user.api.post('/api/auth/tokens', { name })).body.data);
+    const me = async (index: number) => (await client(app, tokens[index].token).get('/api/auth/me')).status;
+    const warm = async () => {
+      reads.count = 0;
+      for (let i = 0; i < tokens.length; i++) assert.equal(await me(i), 200);
+      assert.equal(reads.count, 0, 'every token is answered from memory');
+    };
+    for (let i = 0; i < tokens.length; i++) assert.equal(await me(i), 200);
+    await warm();
+
+    // Statements on the server's connection that bypass the accounts code: the triggers announce them.
+    await database.db.deleteFrom('tokens').where('id', '=', tokens[0].id).execute();
+    assert.equal(await me(0), 401, 'deleted by SQL on the same connection');
+    await database.db.updateTable('tokens').set({ expires_at: '2000-01-01T00:00:00.000Z' }).where('id', '=', tokens[1].id).execute();
+    assert.equal(await me(1), 401, 'expired by SQL on the same connection');
+    reads.count = 0;
+    assert.equal(await me(3), 200);
+    assert.equal(reads.count, 0, 'a write to other tokens leaves this one kept');
+
+    // Another process (here another connection) commits: nothing it did is heard one by one.
+    const other = new SQLite(path.join(config.dataDir, 'coffre.db'));
+    t.after(() => other.close());
+    other.prepare('delete from tokens where id = ?').run(tokens[2].id);
+    assert.ok(await within2s(async () => (await me(2)) === 401), 'deleted by another connection');
+    await sleep(5);
+    other.prepare('update users set name = ? where id = ?').run('Renamed elsewhere', user.id);
+    await sleep(5);
+    reads.count = 0;
+    assert.equal((await client(app, tokens[3].token).get('/api/auth/me')).body.data.name, 'Renamed elsewhere');
+    assert.equal(reads.count, 1, 'after a write by another connection, kept tokens are read again');
+
+    // An account deleted with its tokens (the foreign key's cascade fires the triggers too).
+    reads.count = 0;
+    assert.equal(await me(3), 200);
+    assert.equal(reads.count, 0);
+    await database.db.deleteFrom('users').where('id', '=', user.id).execute();
+    assert.equal(await me(3), 401, 'the account is gone');
+  });
+});
 
 if (DIALECTS.includes('postgres')) {
   describe('accounts: resolved tokens across instances [postgres]', () => {

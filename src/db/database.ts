@@ -3,7 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type LogEvent, type Transaction } from 'kysely';
 import pg from 'pg';
-import { listenPostgres, type NotificationHandlers, type Subscription } from './notifications.js';
+import { listenPostgres, listenSqlite, type NotificationHandlers, type Subscription } from './notifications.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -33,10 +33,10 @@ export interface DatabaseHandle {
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
   /**
-   * Hears what other connections announce on `channel` (PostgreSQL `LISTEN`/`NOTIFY`), so an
-   * instance can keep a database answer in memory and drop it when another instance, or a trigger,
-   * says it changed. Absent where nothing can be heard (SQLite: one process, and its queries are
-   * local and cheap, so nothing is worth keeping).
+   * Hears what is announced on `channel` (PostgreSQL `LISTEN`/`NOTIFY`; on SQLite, temporary
+   * triggers of the server's connection, see listenSqlite), so an instance can keep a database
+   * answer in memory and drop it when another instance, or a trigger, says it changed. Optional:
+   * a handle without it keeps nothing.
    */
   listen?(channel: string, handlers: NotificationHandlers): Subscription;
   close(): Promise<void>;
@@ -120,6 +120,7 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    listen: (channel, handlers) => listenSqlite(database, channel, handlers),
     close: () => db.destroy(),
   };
 }

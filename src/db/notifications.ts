@@ -1,4 +1,6 @@
+import type SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { TOKEN_REVOKED_CHANNEL, sqliteTokenTriggers } from './migrations/006-token-revocations.js';
 
 /**
  * What a listener is told: each payload sent on its channel, and whether it is hearing at all.
@@ -90,3 +92,77 @@ export function listenPostgres(clientConfig: pg.ClientConfig, channel: string, h
     },
   };
 }
+
+/** The SQL function the SQLite announcement triggers call: `coffre_notify(channel, payload)`. */
+const SQLITE_NOTIFY_FUNCTION = 'coffre_notify';
+/** How often, at most, SQLite is asked whether another connection committed (see listenSqlite). */
+const OTHER_WRITERS_CHECK_MS = 1;
+
+/**
+ * What announces on a channel over SQLite: `TEMP` triggers, which exist on the connection that
+ * creates them only. Persistent ones would call a function that other connections (the
+ * `coffre` command, an administrator's `sqlite3` shell) do not have, and fail their writes.
+ */
+const sqliteAnnouncers: Record<string, (notify: string) => string[]> = {
+  [TOKEN_REVOKED_CHANNEL]: sqliteTokenTriggers,
+};
+
+/**
+ * The same contract on SQLite, where the server is one process on one connection. Writes made on
+ * that connection are announced by temporary triggers calling a function of this process, as they
+ * happen (inside the writing transaction: a rolled-back write was announced anyway, which only
+ * drops something that is still true). Writes by any other connection (another process) are not
+ * heard one by one: SQLite's `data_version` changes when another connection commits, and reading
+ * `live` then reports the listener not live and live again, so whatever was kept is dropped.
+ * Reading `live` runs that check, at most once a millisecond: another process's write is heard
+ * within a millisecond (over PostgreSQL, a notification takes about as long to arrive).
+ */
+export function listenSqlite(database: SQLite.Database, channel: string, handlers: NotificationHandlers): Subscription {
+  const announcer = sqliteAnnouncers[channel];
+  if (!announcer) throw new Error(`no SQLite announcer for channel ${channel}`);
+  let listeners = sqliteListeners.get(database);
+  if (!listeners) {
+    const registered = new Map<string, Set<NotificationHandlers>>();
+    listeners = registered;
+    sqliteListeners.set(database, registered);
+    database.function(SQLITE_NOTIFY_FUNCTION, { deterministic: false }, (name: unknown, payload: unknown) => {
+      for (const listener of registered.get(String(name)) ?? []) listener.message(String(payload ?? ''));
+      return null;
+    });
+  }
+  let subscribers = listeners.get(channel);
+  if (!subscribers) {
+    subscribers = new Set();
+    listeners.set(channel, subscribers);
+    for (const statement of announcer(SQLITE_NOTIFY_FUNCTION)) database.exec(statement);
+  }
+  subscribers.add(handlers);
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  let seen = dataVersion.get();
+  let checkedAt = performance.now();
+  let closed = false;
+  return {
+    get live() {
+      if (closed) return false;
+      // A statement of its own costs about as much as the lookup a kept answer saves (it opens a
+      // read transaction): checked at most once a millisecond.
+      if (performance.now() - checkedAt < OTHER_WRITERS_CHECK_MS) return true;
+      checkedAt = performance.now();
+      const now = dataVersion.get();
+      if (now !== seen) {
+        seen = now;
+        handlers.live(false);
+        handlers.live(true);
+      }
+      return true;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      subscribers.delete(handlers);
+      handlers.live(false);
+    },
+  };
+}
+
+const sqliteListeners = new WeakMap<SQLite.Database, Map<string, Set<NotificationHandlers>>>();

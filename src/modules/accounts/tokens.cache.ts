@@ -9,14 +9,15 @@ const MAX_ENTRIES = 10_000;
 const MAX_AGE_MS = 60_000;
 
 /**
- * Bearer tokens resolved to their user. Every authenticated request starts here, and over
+ * Bearer tokens resolved to their user. Every authenticated request starts here: over
  * PostgreSQL that lookup is a round trip of its own, about a third of the cost of a metadata
- * request: an instance keeps the tokens it resolved and forgets one as soon as the database
- * announces that it was deleted or altered (migration 006's trigger, heard through
+ * request, and on SQLite about a tenth of a folder details request's CPU. An instance keeps the
+ * tokens it resolved and forgets one as soon as the database announces that it was deleted or
+ * altered (migration 006's trigger on PostgreSQL, temporary triggers on SQLite, heard through
  * `database.listen`). While that announcement cannot be heard (not yet listening, connection
- * lost), nothing is kept and every lookup reads the database, so a revoked token never outlives
- * its revocation by more than the notification's delivery. Without `listen` (SQLite: local
- * queries, a few microseconds) every lookup reads the database.
+ * lost; on SQLite, another process wrote), nothing is kept and every lookup reads the database,
+ * so a revoked token never outlives its revocation by more than the notification's delivery.
+ * Without `listen` every lookup reads the database.
  */
 export interface TokenCache {
   /** The live token with this hash at `now`, with its user, or undefined. */
@@ -65,8 +66,10 @@ export function createTokenCache(database: DatabaseHandle): TokenCache {
       if (!database.listen) return findLiveToken(database.db, tokenHash, now);
       // Listening starts with the first lookup, so tools that never authenticate open no connection.
       subscription ??= database.listen(TOKEN_REVOKED_CHANNEL, { message: forget, live: forgetAll });
+      // Read first: on SQLite, reading it drops every kept token when another process wrote.
+      const live = subscription.live;
       const entry = entries.get(tokenHash);
-      if (entry && subscription.live && Date.now() - entry.keptAt < MAX_AGE_MS) {
+      if (entry && live && Date.now() - entry.keptAt < MAX_AGE_MS) {
         if (entry.token.expiresAt === null || entry.token.expiresAt > now) return entry.token;
       }
       if (entry) forget(entry.token.tokenId);

@@ -19,8 +19,14 @@ export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefin
   return folderById.takeFirst(db, { id });
 }
 
-/** A folder with what its details show besides: its datahub's location and how many users it is shared with. */
-export type FolderWithLocation = FolderRow & { location_name: string; location_code: string; shared_users: number };
+/** The columns of a folder that its details show (a details request reads no others). */
+const DETAIL_COLUMNS = [
+  'id', 'bucket_id', 'owner_id', 'parent_id', 'name', 'visibility', 'hash_url', 'is_root', 'trash_batch', 'deleted_at',
+  'subtree_files', 'subtree_folders', 'subtree_bytes', 'last_access_at', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof FolderRow)[];
+
+/** A folder's detail columns, with its datahub's location and how many users it is shared with. */
+export type FolderWithLocation = Pick<FolderRow, (typeof DETAIL_COLUMNS)[number]> & { location_name: string; location_code: string; shared_users: number };
 
 /** The folder of a details response and its ancestors, nearest first. */
 export interface FolderDetailRows {
@@ -38,7 +44,7 @@ const folderDetail = preparedQuery(
   (_db, p: { id: string }) => sql<DetailChainRow>`
     ${ancestorChain(p.id)}
     select chain.id as chain_id, chain.name as chain_name, chain.is_root as chain_is_root, chain.trash_batch as chain_trash_batch, chain.depth as chain_depth,
-      folders.*, locations.name_en as location_name, locations.region_code as location_code,
+      ${sql.join(DETAIL_COLUMNS.map((column) => sql.ref(`folders.${column}`)))}, locations.name_en as location_name, locations.region_code as location_code,
       (select count(*) from permissions where permissions.item_kind = 'folder' and permissions.item_id = folders.id) as shared_users
     from chain
     left join folders on chain.depth = 0 and folders.id = chain.id
