@@ -42,12 +42,47 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(kinds, ['reserve quota', 'mark blob', 'folder again', 'name lookup', 'insert file', 'insert version', 'aggregates']);
       assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
       assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
-      // Token, folder with its key chain (one statement) and the blob row come before the transaction: 3 + begin + 7 + commit.
-      // Where revocations can be heard (PostgreSQL) the token is kept in memory once resolved (tokens.cache.ts).
+      // Before the transaction: the blob row only. The token is kept in memory once resolved
+      // where revocations are heard (tokens.cache.ts), and the folder with its key since the
+      // warm-up upload into it (upload-targets.cache.ts): 1 + begin + 7 + commit.
       const tokenLookups = all.filter((s) => /from "tokens"/.test(s)).length;
       assert.ok(database.listen ? tokenLookups <= 1 : tokenLookups === 1, `${tokenLookups} token lookups`);
-      assert.equal(all.length - tokenLookups, 11, all.join('\n'));
-      assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 2, 'the key chain is read with the folder, and the aggregates walk it');
+      assert.equal(all.length - tokenLookups, 10, all.join('\n'));
+      assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 1, 'the key chain is not read again; the aggregates walk the ancestors');
+    });
+
+    it('a folder kept from an earlier upload is checked again when the upload is recorded: trashed, it refuses; moved, the file follows it', async (t) => {
+      const { app, database } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
+      const user = await signUp(app);
+      const api = user.api;
+      const folderIn = async (name: string, bucketId: string) => (await api.post(`/api/folders/create/${bucketId}`, { name })).body.data.id as string;
+      const trashed = await folderIn('Soon trashed', user.defaultBucketId);
+      const moved = await folderIn('Soon moved', user.defaultBucketId);
+      for (const folder of [trashed, moved]) await putFile(app, user, folder, 'first.bin', 'kept');
+
+      assert.equal((await api.delete(`/api/folders/delete/${trashed}`)).status, 200);
+      const refused = await app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${trashed}?name=second.bin`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+        payload: randomBytes(4096),
+      });
+      assert.ok(refused.statusCode >= 400 && refused.statusCode < 500, `answered ${refused.statusCode}`);
+      const live = await database.db.selectFrom('files').select('name').where('folder_id', '=', trashed).where('trash_batch', '=', '').execute();
+      assert.deepEqual(live, [], 'nothing recorded in the trashed folder');
+      const blobs = await database.db.selectFrom('blobs').select(['state']).execute();
+      assert.ok(blobs.every((b) => b.state === 'ready') && blobs.length === 2, 'the refused upload left no blob behind');
+
+      const created = await api.post(`/api/bucket/create/${user.defaultDatahubId}`, { name: 'other' });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const otherBucket = created.body.data.id as string;
+      const target = await rootFolderId(user, otherBucket);
+      const move = await api.post(`/api/folders/move/${moved}`, { targetParentId: target });
+      assert.equal(move.status, 200, JSON.stringify(move.body));
+      const after = await putFile(app, user, moved, 'second.bin', randomBytes(4096));
+      const row = await database.db.selectFrom('files').select(['bucket_id']).where('id', '=', after.id).executeTakeFirstOrThrow();
+      assert.equal(row.bucket_id, otherBucket, 'the file is recorded in the bucket the folder is in now');
+      assert.equal((await api.get(`/api/files/download/${after.id}`)).status, 200);
     });
 
     it('the folder read with its key chain is the folder row and the chain the key chain read alone', async (t) => {

@@ -23,6 +23,7 @@ import { adjustChain, findFolder, lockTrees, touchFolderAccess, type TreeRefs } 
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
 import { discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
+import { UploadTargets, type UploadTarget } from './upload-targets.cache.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
 export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
@@ -179,12 +180,9 @@ export function fileService(ctx: AppContext) {
     input: { name: string; contentType: string; body: Readable | Buffer; onConflict: OnConflict },
   ): Promise<FileDetail> {
     const name = assertName(input.name);
-    const { folder, chain } = await loadFolderWithKeyChainFor(db, principal, folderId, 'edit');
+    const { folder, key: parentKey } = await uploadTarget(principal, folderId);
     requireLiveFolder(folder);
     if (input.onConflict === 'fail') await assertNameFree(db, folder.id, name);
-    // The folder's key survives moves (a move re-wraps it, the key stays), so it is unwrapped
-    // here, before the transaction, which then holds its locks only for the writes.
-    const parentKey = unwrapKeyChain(keyring, chain);
     // The quota is decided by the reservation when the file is recorded; read before, it only
     // stops a stream from being stored in vain past it, which a body already in memory is not.
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
@@ -193,9 +191,24 @@ export function fileService(ctx: AppContext) {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
     } catch (error) {
+      uploadTargets.forget(folder.id);
       await discardBlob(db, blobs, stored.blobId);
       throw error;
     }
+  }
+
+  /**
+   * The folder an upload goes to and its key, unwrapped here, before the transaction, which then
+   * holds its locks only for the writes. The owner's folders are kept a while (see
+   * upload-targets.cache.ts); anyone else's grant is checked every time.
+   */
+  async function uploadTarget(principal: Principal, folderId: string): Promise<UploadTarget> {
+    const kept = uploadTargets.get(folderId, principal.userId);
+    if (kept) return kept;
+    const { folder, chain } = await loadFolderWithKeyChainFor(db, principal, folderId, 'edit');
+    const target = { folder, key: unwrapKeyChain(keyring, chain) };
+    if (folder.owner_id === principal.userId && folder.trash_batch === '') uploadTargets.keep(target);
+    return target;
   }
 
   /**
@@ -204,6 +217,7 @@ export function fileService(ctx: AppContext) {
    * of the one before, and on SQLite each transaction is a commit of its own.
    */
   const uploadRecorder = new GroupRunner<StoredUpload, FileRow>(recordUploadGroup, UPLOAD_GROUP_MAX);
+  const uploadTargets = new UploadTargets();
   const recordUploadingBlob = uploadingBlobRecorder(db);
 
   async function recordUploadGroup(uploads: StoredUpload[]): Promise<PromiseSettledResult<FileRow>[]> {
@@ -280,13 +294,15 @@ export function fileService(ctx: AppContext) {
    * checks after it see the trees as the owner's other mutations left them.
    */
   async function recordUpload(trx: DbOrTrx, upload: StoredUpload): Promise<FileRow> {
-    const { principal, folder, parentKey, name: requestedName, contentType, onConflict, stored } = upload;
+    const { principal, parentKey, name: requestedName, contentType, onConflict, stored } = upload;
     const now = nowIso();
-    if (!(await reserveBytes(trx, folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    if (!(await reserveBytes(trx, upload.folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
     await markBlobsStored(trx, [{ id: stored.blobId, storedSize: stored.storedSize }], now);
-    // Checked again under the lock: the folder may have been trashed or deleted (with its
-    // bucket), or a grant revoked, since the check before the upload.
-    requireLiveFolder(await loadFolderFor(trx, principal, folder.id, 'edit'));
+    // Checked again under the lock: the folder may have been trashed, moved or deleted (with its
+    // bucket), or a grant revoked, since the check before the upload. The rows are made from
+    // this reading of it (its bucket may have changed with a move).
+    const folder = await loadFolderFor(trx, principal, upload.folder.id, 'edit');
+    requireLiveFolder(folder);
     const holder = await repo.liveNameHolder(trx, folder.id, requestedName);
     if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now);
     if (holder.file && onConflict === 'version') return addVersion(trx, holder.file, stored, contentType, now);
