@@ -25,11 +25,16 @@ const uploadingBlob = preparedQuery((db, p: { id: string; now: string }) =>
 
 /** The first version now uses each of these blobs (one statement for a group of uploads). */
 export async function markBlobsStored(db: DbOrTrx, stored: { id: string; storedSize: number }[], now: string): Promise<void> {
+  await markBlobsStoredWrite(stored, now).execute(db);
+}
+
+/** markBlobsStored as a write to run beside others (see write-batch.ts). */
+export function markBlobsStoredWrite(stored: { id: string; storedSize: number }[], now: string) {
   const sizes = sql.join(stored.map((blob) => sql`when ${blob.id} then cast(${blob.storedSize} as bigint)`), sql` `);
-  await sql`
+  return sql`
     update blobs set state = 'ready', ref_count = 1, stored_size = case id ${sizes} end, updated_at = ${now}
     where id in (${sql.join(stored.map((blob) => blob.id))})
-  `.execute(db);
+  `;
 }
 
 /** Adds `delta` references to each blob in `ids` (one per occurrence: a blob listed twice gets two). */

@@ -22,6 +22,12 @@ export interface DialectCapabilities {
    * claims with conditional updates.
    */
   readonly skipLocked: boolean;
+  /**
+   * Several writes in one statement (PostgreSQL's data-modifying `WITH`, see write-batch.ts):
+   * a transaction's independent writes cost one round trip. SQLite runs them one by one (its
+   * statements are local calls).
+   */
+  readonly writesInOneStatement: boolean;
 }
 
 export interface DatabaseHandle {
@@ -81,7 +87,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     db,
     dialect: 'postgres',
     schema: current.rows[0]?.schema ?? schema,
-    capabilities: { rowLocks: true, skipLocked: true },
+    capabilities: { rowLocks: true, skipLocked: true, writesInOneStatement: true },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -116,7 +122,7 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
   return {
     db,
     dialect: 'sqlite',
-    capabilities: { rowLocks: false, skipLocked: false },
+    capabilities: { rowLocks: false, skipLocked: false, writesInOneStatement: false },
     ping: async () => {
       await sql`select 1`.execute(db);
     },

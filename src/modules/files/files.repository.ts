@@ -43,6 +43,16 @@ export async function insertFiles(db: DbOrTrx, rows: NewFile[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) await db.insertInto('files').values(rows.slice(i, i + CHUNK)).execute();
 }
 
+/** New files as a write to run beside others (see write-batch.ts); for a few rows (no chunks). */
+export function insertFilesWrite(db: DbOrTrx, rows: NewFile[]) {
+  return db.insertInto('files').values(rows);
+}
+
+/** New versions as a write to run beside others (see write-batch.ts); for a few rows (no chunks). */
+export function insertVersionsWrite(db: DbOrTrx, rows: FileVersionRow[]) {
+  return db.insertInto('file_versions').values(rows);
+}
+
 export async function updateFile(db: DbOrTrx, id: string, changes: Partial<Omit<FileRow, 'id'>>): Promise<void> {
   await db.updateTable('files').set(changes).where('id', '=', id).execute();
 }

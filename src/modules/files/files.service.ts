@@ -1,12 +1,13 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, type Action } from '../../access/access.js';
-import { adjustBlobRefs, markBlobsStored } from '../../blobs/blobs.repository.js';
+import { adjustBlobRefs, markBlobsStored, markBlobsStoredWrite } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { mutation } from '../../db/transaction.js';
+import { writeAll, type Write } from '../../db/write-batch.js';
 import type { FileRow, FileVersionRow, FolderRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { parseRange } from '../../lib/range.js';
@@ -19,7 +20,7 @@ import { findUserById, releaseBytes, reserveBytes } from '../accounts/accounts.r
 import { findBucket } from '../buckets/buckets.repository.js';
 import { folderKey, unwrapKeyChain } from '../folders/folders.keys.js';
 import { assertNameFree, freeItemName } from '../folders/folders.names.js';
-import { adjustChain, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
+import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
 import { discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
@@ -133,6 +134,7 @@ const ONE_FILE = { folders: 0, files: 1 };
 
 export function fileService(ctx: AppContext) {
   const { db, keyring, blobs, config } = ctx;
+  const writesTogether = ctx.database.capabilities.writesInOneStatement;
 
   /** A mutation of the trees holding `refs`, serialised with the others on them (see lockTrees). */
   const mutate = <T>(refs: TreeRefs, work: (trx: DbOrTrx) => Promise<T>) =>
@@ -275,14 +277,17 @@ export function fileService(ctx: AppContext) {
     await releaseBytes(trx, ownerId, left);
     if (rows.size === 0) return new Map();
     const recorded = [...rows.values()];
-    await markBlobsStored(trx, [...rows.keys()].map((upload) => ({ id: upload.stored.blobId, storedSize: upload.stored.storedSize })), now);
-    await repo.insertFiles(trx, recorded.map((row) => row.file));
-    await repo.insertVersions(trx, recorded.map((row) => row.version));
+    const writes: Write[] = [
+      markBlobsStoredWrite([...rows.keys()].map((upload) => ({ id: upload.stored.blobId, storedSize: upload.stored.storedSize })), now),
+      repo.insertFilesWrite(trx, recorded.map((row) => row.file)),
+      repo.insertVersionsWrite(trx, recorded.map((row) => row.version)),
+    ];
     for (const [folderId, files] of groupBy(recorded.map((row) => row.file), (file) => file.folder_id)) {
       const count = files.length;
       const bytes = files.reduce((sum, file) => sum + file.size, 0);
-      await adjustChain(trx, folderId, '', 1, { folders: 0, files: count, bytes }, { folders: 0, files: count });
+      writes.push(adjustChainWrite(folderId, '', 1, { folders: 0, files: count, bytes }, { folders: 0, files: count }));
     }
+    await writeAll(trx, writesTogether, writes);
     return new Map([...rows].map(([upload, row]) => [upload, row.file]));
   }
 
@@ -297,24 +302,31 @@ export function fileService(ctx: AppContext) {
     const { principal, parentKey, name: requestedName, contentType, onConflict, stored } = upload;
     const now = nowIso();
     if (!(await reserveBytes(trx, upload.folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
-    await markBlobsStored(trx, [{ id: stored.blobId, storedSize: stored.storedSize }], now);
     // Checked again under the lock: the folder may have been trashed, moved or deleted (with its
     // bucket), or a grant revoked, since the check before the upload. The rows are made from
     // this reading of it (its bucket may have changed with a move).
     const folder = await loadFolderFor(trx, principal, upload.folder.id, 'edit');
     requireLiveFolder(folder);
     const holder = await repo.liveNameHolder(trx, folder.id, requestedName);
-    if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now);
-    if (holder.file && onConflict === 'version') return addVersion(trx, holder.file, stored, contentType, now);
+    const blobStored = markBlobsStoredWrite([{ id: stored.blobId, storedSize: stored.storedSize }], now);
+    if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now, blobStored);
+    if (holder.file && onConflict === 'version') {
+      await writeAll(trx, writesTogether, [blobStored]);
+      return addVersion(trx, holder.file, stored, contentType, now);
+    }
     if (onConflict !== 'rename') throw new AppError('NAME_CONFLICT', `An item named "${requestedName}" already exists in this folder`);
-    return insertNewFile(trx, folder, parentKey, await freeItemName(trx, folder.id, requestedName, '', true), contentType, stored, now);
+    return insertNewFile(trx, folder, parentKey, await freeItemName(trx, folder.id, requestedName, '', true), contentType, stored, now, blobStored);
   }
 
-  async function insertNewFile(trx: DbOrTrx, folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string): Promise<FileRow> {
+  /** Records a new file of stored content, with `blobStored` (the blob marked stored) in the same statement where possible. */
+  async function insertNewFile(trx: DbOrTrx, folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string, blobStored: Write): Promise<FileRow> {
     const { file, version } = newFileRows(folder, parentKey, name, contentType, stored, now);
-    await repo.insertFiles(trx, [file]);
-    await repo.insertVersions(trx, [version]);
-    await attachFile(trx, file);
+    await writeAll(trx, writesTogether, [
+      blobStored,
+      repo.insertFilesWrite(trx, [file]),
+      repo.insertVersionsWrite(trx, [version]),
+      adjustChainWrite(folder.id, '', 1, FILE_CONTRIBUTION(file.size), ONE_FILE),
+    ]);
     return file;
   }
 

@@ -319,12 +319,17 @@ export async function adjustChain(
   contribution: Contribution,
   direct: { folders: number; files: number },
 ): Promise<void> {
+  await adjustChainWrite(parentId, trashBatch, sign, contribution, direct).execute(db);
+}
+
+/** adjustChain as a write to run beside others (see write-batch.ts). */
+export function adjustChainWrite(parentId: string, trashBatch: string, sign: 1 | -1, contribution: Contribution, direct: { folders: number; files: number }) {
   const f = sign * contribution.folders;
   const n = sign * contribution.files;
   const b = sign * contribution.bytes;
   const df = sign * direct.folders;
   const dn = sign * direct.files;
-  await sql`
+  return sql`
     update folders set
       subtree_folders = subtree_folders + ${f},
       subtree_files = subtree_files + ${n},
@@ -340,7 +345,7 @@ export async function adjustChain(
       )
       select id from chain
     )
-  `.execute(db);
+  `;
 }
 
 /**
