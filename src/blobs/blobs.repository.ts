@@ -23,12 +23,10 @@ const uploadingBlob = preparedQuery((db, p: { id: string; now: string }) =>
   db.insertInto('blobs').values({ id: p.id, state: 'uploading', ref_count: 0, stored_size: 0, created_at: p.now, updated_at: p.now }),
 );
 
-/** The first version now uses each of these blobs (one statement for a group of uploads). */
-export async function markBlobsStored(db: DbOrTrx, stored: { id: string; storedSize: number }[], now: string): Promise<void> {
-  await markBlobsStoredWrite(stored, now).execute(db);
-}
-
-/** markBlobsStored as a write to run beside others (see write-batch.ts). */
+/**
+ * The first version now uses each of these blobs (one statement for a group of uploads), as a
+ * write to run alone or beside others (see write-batch.ts).
+ */
 export function markBlobsStoredWrite(stored: { id: string; storedSize: number }[], now: string) {
   const sizes = sql.join(stored.map((blob) => sql`when ${blob.id} then cast(${blob.storedSize} as bigint)`), sql` `);
   return sql`

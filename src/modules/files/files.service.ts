@@ -1,7 +1,7 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, type Action } from '../../access/access.js';
-import { adjustBlobRefs, markBlobsStored, markBlobsStoredWrite } from '../../blobs/blobs.repository.js';
+import { adjustBlobRefs, markBlobsStoredWrite } from '../../blobs/blobs.repository.js';
 import type { AppContext, Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
@@ -158,7 +158,12 @@ export function fileService(ctx: AppContext) {
   }
 
   async function attachFile(trx: DbOrTrx, file: Pick<FileRow, 'folder_id' | 'size'>, folderId = file.folder_id): Promise<void> {
-    await adjustChain(trx, folderId, '', 1, FILE_CONTRIBUTION(Number(file.size)), ONE_FILE);
+    await fileAttached(file, folderId).execute(trx);
+  }
+
+  /** The aggregates of the live chain from `folderId` up gaining `file`: a write to run alone or beside others. */
+  function fileAttached(file: Pick<FileRow, 'folder_id' | 'size'>, folderId = file.folder_id) {
+    return adjustChainWrite(folderId, '', 1, FILE_CONTRIBUTION(Number(file.size)), ONE_FILE);
   }
 
   async function fileKeyOf(trx: DbOrTrx, file: FileRow): Promise<Buffer> {
@@ -325,7 +330,7 @@ export function fileService(ctx: AppContext) {
       blobStored,
       repo.insertFilesWrite(trx, [file]),
       repo.insertVersionsWrite(trx, [version]),
-      adjustChainWrite(folder.id, '', 1, FILE_CONTRIBUTION(file.size), ONE_FILE),
+      fileAttached(file),
     ]);
     return file;
   }
