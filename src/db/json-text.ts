@@ -21,3 +21,8 @@ export function jsonObjectText(db: QueryTarget, fields: Record<string, Expressio
 export function jsonBoolean(db: QueryTarget, condition: Expression<SqlBool>): Expression<unknown> {
   return isPostgres(db) ? condition : sql`json(case when ${condition} then 'true' else 'false' end)`;
 }
+
+/** The elements of a JSON array text of strings, as a one-column subquery (`x in (…)`). */
+export function jsonTextElements(db: QueryTarget, json: RawBuilder<unknown>): RawBuilder<string> {
+  return isPostgres(db) ? sql<string>`select jsonb_array_elements_text(${json}::jsonb)` : sql<string>`select value from json_each(${json})`;
+}

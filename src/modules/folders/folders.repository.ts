@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
-import { jsonBoolean, jsonObjectText } from '../../db/json-text.js';
+import { jsonBoolean, jsonObjectText, jsonTextElements } from '../../db/json-text.js';
 import { preparedQuery } from '../../db/prepared-query.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
 
@@ -34,16 +34,19 @@ export interface FolderDetailRows {
   ancestors: AncestorRow[];
 }
 
-type DetailChainRow = { [K in keyof FolderWithLocation]: FolderWithLocation[K] | null } & { chain_id: string; chain_name: string; chain_is_root: number; chain_trash_batch: string; chain_depth: number };
+type DetailChainRow = { [K in keyof FolderWithLocation]: FolderWithLocation[K] | null } & {
+  chain_start: string; chain_id: string; chain_name: string; chain_is_root: number; chain_trash_batch: string; chain_depth: number;
+};
 
 /**
- * Folder details in one statement (one round trip on PostgreSQL): the folder's ancestor chain,
- * each link a row, with the folder itself, its location and share count joined to the first.
+ * Folder details in one statement (one round trip on PostgreSQL), for several folders at once:
+ * each folder's ancestor chain, each link a row, with the folder itself, its location and share
+ * count joined to the first. `ids` is a JSON array text (see jsonTextElements).
  */
-const folderDetail = preparedQuery(
-  (_db, p: { id: string }) => sql<DetailChainRow>`
-    ${ancestorChain(p.id)}
-    select chain.id as chain_id, chain.name as chain_name, chain.is_root as chain_is_root, chain.trash_batch as chain_trash_batch, chain.depth as chain_depth,
+const folderDetails = preparedQuery(
+  (db, p: { ids: string }) => sql<DetailChainRow>`
+    ${ancestorChains(sql`id in (${jsonTextElements(db, sql`${p.ids}`)})`)}
+    select chain.start_id as chain_start, chain.id as chain_id, chain.name as chain_name, chain.is_root as chain_is_root, chain.trash_batch as chain_trash_batch, chain.depth as chain_depth,
       ${sql.join(DETAIL_COLUMNS.map((column) => sql.ref(`folders.${column}`)))}, locations.name_en as location_name, locations.region_code as location_code,
       (select count(*) from permissions where permissions.item_kind = 'folder' and permissions.item_id = folders.id) as shared_users
     from chain
@@ -51,16 +54,25 @@ const folderDetail = preparedQuery(
     left join buckets on buckets.id = folders.bucket_id
     left join datahubs on datahubs.id = buckets.datahub_id
     left join locations on locations.id = datahubs.location_id
-    order by chain.depth
+    order by chain.start_id, chain.depth
   `,
 );
 
+/** The details rows of each of `ids` that exists. */
+export async function findFolderDetails(db: DbOrTrx, ids: readonly string[]): Promise<Map<string, FolderDetailRows>> {
+  const found = new Map<string, FolderDetailRows>();
+  if (ids.length === 0) return found;
+  // Ordered by start, then depth: each folder's own row comes first, then its ancestors, nearest first.
+  for (const row of await folderDetails.execute(db, { ids: JSON.stringify(ids) })) {
+    const { chain_start: start, chain_id: id, chain_name: name, chain_is_root: isRoot, chain_trash_batch: trashBatch, chain_depth: depth, ...folder } = row;
+    if (Number(depth) === 0) found.set(start, { folder: folder as FolderWithLocation, ancestors: [] });
+    else found.get(start)?.ancestors.push({ id, name, is_root: Number(isRoot), trash_batch: trashBatch, depth: Number(depth) });
+  }
+  return found;
+}
+
 export async function findFolderDetail(db: DbOrTrx, id: string): Promise<FolderDetailRows | undefined> {
-  const rows = await folderDetail.execute(db, { id });
-  if (rows.length === 0) return undefined;
-  const { chain_id: _id, chain_name: _name, chain_is_root: _isRoot, chain_trash_batch: _trash, chain_depth: _depth, ...folder } = rows[0];
-  const ancestors = rows.slice(1).map((r) => ({ id: r.chain_id, name: r.chain_name, is_root: Number(r.chain_is_root), trash_batch: r.chain_trash_batch, depth: Number(r.chain_depth) }));
-  return { folder: folder as FolderWithLocation, ancestors };
+  return (await findFolderDetails(db, [id])).get(id);
 }
 
 export interface AncestorRow {
@@ -72,18 +84,24 @@ export interface AncestorRow {
 }
 
 /**
- * The recursive CTE `chain (id, name, parent_id, is_root, trash_batch, depth)`: the folder
- * `startId` (depth 0) and its ancestors, bounded by MAX_DEPTH. Queries that need the chain put
- * their own `select … from chain` after it, so a walk up the tree is one statement.
+ * The recursive CTE `chain (start_id, id, name, parent_id, is_root, trash_batch, depth)`: each
+ * folder matching `start` (depth 0) and its ancestors, bounded by MAX_DEPTH, `start_id` telling
+ * which walk a row belongs to. Queries that need the chain put their own `select … from chain`
+ * after it, so a walk up the tree is one statement.
  */
-function ancestorChain(startId: string) {
+function ancestorChains(start: RawBuilder<unknown>) {
   return sql`
-    with recursive chain (id, name, parent_id, is_root, trash_batch, depth) as (
-      select id, name, parent_id, is_root, trash_batch, 0 from folders where id = ${startId}
+    with recursive chain (start_id, id, name, parent_id, is_root, trash_batch, depth) as (
+      select id, id, name, parent_id, is_root, trash_batch, 0 from folders where ${start}
       union all
-      select f.id, f.name, f.parent_id, f.is_root, f.trash_batch, chain.depth + 1
+      select chain.start_id, f.id, f.name, f.parent_id, f.is_root, f.trash_batch, chain.depth + 1
       from folders f join chain on f.id = chain.parent_id where chain.depth < ${MAX_DEPTH}
     )`;
+}
+
+/** The chain of one folder: `startId` and its ancestors. */
+function ancestorChain(startId: string) {
+  return ancestorChains(sql`id = ${startId}`);
 }
 
 /** The folder `startId` and its ancestors, nearest first (`depth` 0 is `startId` itself). */

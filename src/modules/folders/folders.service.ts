@@ -16,6 +16,7 @@ import { cloneFiles, purgeFiles } from '../files/files.lifecycle.js';
 import { filesInSubtree, liveFilesOfFolders, retainedFileInSubtree } from '../files/files.repository.js';
 import * as repo from './folders.repository.js';
 import { ListingCache, type ListedPage } from './listing.cache.js';
+import { GroupRunner } from '../../lib/group-runner.js';
 import { deleteGrantsOn } from '../permissions/permissions.repository.js';
 import { findBucket } from '../buckets/buckets.repository.js';
 import { assertNameFree, freeItemName } from './folders.names.js';
@@ -92,12 +93,23 @@ function parseLimit(limit: number | undefined): number {
   return limit ?? DEFAULT_PAGE_SIZE;
 }
 
+/** Folders whose details one statement reads at most. */
+const DETAIL_READS_MAX = 100;
+
 export function folderService(ctx: AppContext) {
   const { db, keyring } = ctx;
   const listings = new ListingCache();
+  // Over PostgreSQL, the details wanted in one turn (many clients opening folders) are read by one
+  // statement, started after every request that joins it arrived, so none reads an older state.
+  const detailReads = ctx.database.capabilities.roundTrips
+    ? new GroupRunner<string, repo.FolderDetailRows | undefined>(async (ids) => {
+        const found = await repo.findFolderDetails(db, ids);
+        return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) }));
+      }, DETAIL_READS_MAX)
+    : null;
 
   async function detailRows(folderId: string): Promise<repo.FolderDetailRows> {
-    const rows = await repo.findFolderDetail(db, folderId);
+    const rows = detailReads ? await detailReads.submit('details', folderId) : await repo.findFolderDetail(db, folderId);
     if (!rows) throw new AppError('FOLDER_NOT_FOUND');
     return rows;
   }

@@ -1,0 +1,85 @@
+// Folder details read together (folders.repository.ts findFolderDetails, folders.service.ts
+// detailReads): one statement walks several folders' ancestor chains and keeps them apart; over
+// PostgreSQL the details wanted at the same moment share statements, and a read never joins one
+// that started before the request came (a rename is seen by the next details request).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DIALECTS, build, signUp, type TestUser } from './helper.js';
+import { findFolderDetails } from '../src/modules/folders/folders.repository.js';
+import { rootFolderId, unknownId } from './support/files.js';
+
+async function mkdir(user: TestUser, name: string, parentId: string): Promise<string> {
+  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, parentId });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.id as string;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`folder details read together [${dialect}]`, () => {
+    it('one statement gives each folder its own row and ancestors, nearest first; unknown ids are absent', async (t) => {
+      const { app, database } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const a = await mkdir(user, 'A', root);
+      const b = await mkdir(user, 'B', a);
+      const c = await mkdir(user, 'C', b);
+      const d = await mkdir(user, 'D', root);
+      const missing = unknownId('fld');
+
+      const found = await findFolderDetails(database.db, [c, d, missing, c, root]);
+      assert.deepEqual([...found.keys()].sort(), [c, d, root].sort());
+      assert.equal(found.get(c)!.folder.name, 'C');
+      assert.deepEqual(found.get(c)!.ancestors.map((x) => [x.id, x.depth]), [[b, 1], [a, 2], [root, 3]]);
+      assert.equal(found.get(d)!.folder.name, 'D');
+      assert.deepEqual(found.get(d)!.ancestors.map((x) => x.id), [root]);
+      assert.deepEqual(found.get(root)!.ancestors, []);
+      assert.equal((await findFolderDetails(database.db, [])).size, 0);
+    });
+
+    it('details asked for at the same moment each answer their own folder; over PostgreSQL they share statements', async (t) => {
+      let detailStatements = 0;
+      const { app, database } = await build(t, dialect, {
+        onQuery: (event) => {
+          if (/chain_start/.test(event.query.sql)) detailStatements++;
+        },
+      });
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const a = await mkdir(user, 'A', root);
+      const ids = [a];
+      for (let i = 0; i < 9; i++) ids.push(await mkdir(user, `Sub ${i}`, a));
+
+      detailStatements = 0;
+      const answers = await Promise.all(ids.map((id) => user.api.get(`/api/folders/details/${id}`)));
+      answers.forEach((res, i) => {
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.equal(res.body.data.id, ids[i]);
+        assert.equal(res.body.data.displayPath, i === 0 ? '/A' : `/A/Sub ${i - 1}`);
+        assert.equal(res.body.data.parentId, i === 0 ? root : a);
+      });
+      if (database.capabilities.roundTrips) assert.ok(detailStatements < ids.length, `${detailStatements} statements for ${ids.length} requests`);
+      else assert.equal(detailStatements, ids.length);
+
+      const unknown = await user.api.get(`/api/folders/details/${unknownId('fld')}`);
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.code, 'FOLDER_NOT_FOUND');
+    });
+
+    it('a rename is seen by the details asked for right after it, also while other details are being read', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const a = await mkdir(user, 'Before', root);
+      const b = await mkdir(user, 'Inside', a);
+      for (let round = 0; round < 5; round++) {
+        const busy = Array.from({ length: 5 }, () => user.api.get(`/api/folders/details/${b}`));
+        const renamed = await user.api.put(`/api/folders/update/${a}`, { name: `After ${round}` });
+        assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+        const after = await user.api.get(`/api/folders/details/${b}`);
+        assert.equal(after.body.data.displayPath, `/After ${round}/Inside`);
+        assert.equal(after.body.data.parentName, `After ${round}`);
+        for (const res of await Promise.all(busy)) assert.equal(res.status, 200);
+      }
+    });
+  });
+}
