@@ -1,11 +1,11 @@
-// Folder details read together (folders.repository.ts findFolderDetails, folders.service.ts
+// Folders and folder details read together (folders.repository.ts findFolderDetails, folders.service.ts
 // detailReads): one statement walks several folders' ancestor chains and keeps them apart; over
 // PostgreSQL the details wanted at the same moment share statements, and a read never joins one
 // that started before the request came (a rename is seen by the next details request).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DIALECTS, build, signUp, type TestUser } from './helper.js';
-import { findFolderDetails } from '../src/modules/folders/folders.repository.js';
+import { findFolderDetails, findFolders } from '../src/modules/folders/folders.repository.js';
 import { rootFolderId, unknownId } from './support/files.js';
 
 async function mkdir(user: TestUser, name: string, parentId: string): Promise<string> {
@@ -63,6 +63,37 @@ for (const dialect of DIALECTS) {
       const unknown = await user.api.get(`/api/folders/details/${unknownId('fld')}`);
       assert.equal(unknown.status, 404);
       assert.equal(unknown.body.code, 'FOLDER_NOT_FOUND');
+    });
+
+    it('subfolder pages asked for at the same moment list their own parent; over PostgreSQL the parents are read together', async (t) => {
+      let folderStatements = 0;
+      const { app, database } = await build(t, dialect, {
+        onQuery: (event) => {
+          if (/^select \* from "folders" where id in/.test(event.query.sql)) folderStatements++;
+        },
+      });
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const parents: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        parents.push(await mkdir(user, `Parent ${i}`, root));
+        await mkdir(user, `Child of ${i}`, parents[i]);
+      }
+      const rows = await findFolders(database.db, [parents[0], unknownId('fld'), parents[1], parents[0]]);
+      assert.deepEqual([...rows.keys()].sort(), [parents[0], parents[1]].sort());
+      assert.equal(rows.get(parents[1])!.name, 'Parent 1');
+
+      folderStatements = 0;
+      const pages = await Promise.all(parents.map((id) => user.api.get(`/api/folders/${id}/subfolders`)));
+      pages.forEach((res, i) => {
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.equal(res.body.data.parentFolder.id, parents[i]);
+        assert.deepEqual(res.body.data.data.map((item: { name: string }) => item.name), [`Child of ${i}`]);
+      });
+      if (database.capabilities.roundTrips) assert.ok(folderStatements >= 1 && folderStatements < parents.length, `${folderStatements} statements for ${parents.length} requests`);
+      else assert.equal(folderStatements, 0, 'SQLite reads each parent on its own');
+      const unknown = await user.api.get(`/api/folders/${unknownId('fld')}/subfolders`);
+      assert.equal(unknown.status, 404);
     });
 
     it('a rename is seen by the details asked for right after it, also while other details are being read', async (t) => {

@@ -57,8 +57,10 @@ export async function loadFolderFor(
   folderId: string,
   action: Action,
   denied: ErrorCode = 'FOLDER_NOT_FOUND',
+  /** How the row is read: the folder repository's lookup, or a caller's batched one (same result). */
+  find: (db: DbOrTrx, folderId: string) => Promise<FolderRow | undefined> = findFolder,
 ): Promise<FolderRow> {
-  const folder = await findFolder(db, folderId);
+  const folder = await find(db, folderId);
   if (!folder) throw new AppError('FOLDER_NOT_FOUND');
   if (!(await mayActOnFolder(db, principal, folder, action))) throw new AppError(denied);
   return folder;

@@ -19,6 +19,16 @@ export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefin
   return folderById.takeFirst(db, { id });
 }
 
+const foldersByIds = preparedQuery((db, p: { ids: string }) =>
+  db.selectFrom('folders').selectAll().where(sql<boolean>`id in (${jsonTextElements(db, sql`${p.ids}`)})`),
+);
+
+/** The rows of each of `ids` that exists, by id. */
+export async function findFolders(db: DbOrTrx, ids: readonly string[]): Promise<Map<string, FolderRow>> {
+  if (ids.length === 0) return new Map();
+  return new Map((await foldersByIds.execute(db, { ids: JSON.stringify(ids) })).map((row) => [row.id, row]));
+}
+
 /** The columns of a folder that its details show (a details request reads no others). */
 const DETAIL_COLUMNS = [
   'id', 'bucket_id', 'owner_id', 'parent_id', 'name', 'visibility', 'hash_url', 'is_root', 'trash_batch', 'deleted_at',

@@ -93,20 +93,25 @@ function parseLimit(limit: number | undefined): number {
   return limit ?? DEFAULT_PAGE_SIZE;
 }
 
-/** Folders whose details one statement reads at most. */
-const DETAIL_READS_MAX = 100;
+/** Folders one batched read asks for at most. */
+const BATCHED_READS_MAX = 100;
 
 export function folderService(ctx: AppContext) {
   const { db, keyring } = ctx;
   const listings = new ListingCache();
-  // Over PostgreSQL, the details wanted in one turn (many clients opening folders) are read by one
-  // statement, started after every request that joins it arrived, so none reads an older state.
-  const detailReads = ctx.database.capabilities.roundTrips
-    ? new GroupRunner<string, repo.FolderDetailRows | undefined>(async (ids) => {
-        const found = await repo.findFolderDetails(db, ids);
-        return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) }));
-      }, DETAIL_READS_MAX)
-    : null;
+  // Over PostgreSQL, the folders (and details) wanted in one turn by many clients browsing are read
+  // by one statement, started after every request that joins it arrived, so none reads an older state.
+  const batchedReads = <T>(read: (ids: string[]) => Promise<Map<string, T>>) =>
+    ctx.database.capabilities.roundTrips
+      ? new GroupRunner<string, T | undefined>(async (ids) => {
+          const found = await read(ids);
+          return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) }));
+        }, BATCHED_READS_MAX)
+      : null;
+  const detailReads = batchedReads((ids) => repo.findFolderDetails(db, ids));
+  const folderReads = batchedReads((ids) => repo.findFolders(db, ids));
+  /** A folder row outside any transaction, read with the turn's other reads where that pays. */
+  const readFolder = (target: DbOrTrx, id: string) => (folderReads && target === db ? folderReads.submit('folders', id) : repo.findFolder(target, id));
 
   async function detailRows(folderId: string): Promise<repo.FolderDetailRows> {
     const rows = detailReads ? await detailReads.submit('details', folderId) : await repo.findFolderDetail(db, folderId);
@@ -180,7 +185,7 @@ export function folderService(ctx: AppContext) {
 
   async function subfolders(principal: Principal, folderIdOrRoot: string, query: { limit?: number; cursor?: string; bucketId?: string }) {
     const folderId = await resolveFolderId(principal, folderIdOrRoot, query.bucketId);
-    const parent = await loadFolderFor(db, principal, folderId, 'view', 'FOLDER_FORBIDDEN');
+    const parent = await loadFolderFor(db, principal, folderId, 'view', 'FOLDER_FORBIDDEN', readFolder);
     const limit = parseLimit(query.limit);
     const key = { parentId: parent.id, version: Number(parent.listing_version), trashBatch: parent.trash_batch, limit, cursor: query.cursor };
     let page = listings.get(key);
