@@ -28,12 +28,6 @@ export interface DialectCapabilities {
    * statements are local calls).
    */
   readonly writesInOneStatement: boolean;
-  /**
-   * Every statement is a round trip to a database server (PostgreSQL), which also has to be woken
-   * for it: the same read wanted by requests of one event-loop turn is worth one statement for
-   * all of them (see GroupRunner). SQLite's statements are local calls, run at once.
-   */
-  readonly roundTrips: boolean;
 }
 
 export interface DatabaseHandle {
@@ -93,7 +87,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     db,
     dialect: 'postgres',
     schema: current.rows[0]?.schema ?? schema,
-    capabilities: { rowLocks: true, skipLocked: true, writesInOneStatement: true, roundTrips: true },
+    capabilities: { rowLocks: true, skipLocked: true, writesInOneStatement: true },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -128,7 +122,7 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
   return {
     db,
     dialect: 'sqlite',
-    capabilities: { rowLocks: false, skipLocked: false, writesInOneStatement: false, roundTrips: false },
+    capabilities: { rowLocks: false, skipLocked: false, writesInOneStatement: false },
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -81,10 +81,6 @@ export async function findFolderDetails(db: DbOrTrx, ids: readonly string[]): Pr
   return found;
 }
 
-export async function findFolderDetail(db: DbOrTrx, id: string): Promise<FolderDetailRows | undefined> {
-  return (await findFolderDetails(db, [id])).get(id);
-}
-
 export interface AncestorRow {
   id: string;
   name: string;
