@@ -132,14 +132,10 @@ export function ancestorIds(startId: string) {
 export async function displayPaths(db: DbOrTrx, ids: string[]): Promise<Map<string, string>> {
   const paths = new Map<string, string>();
   if (ids.length === 0) return paths;
+  // A root's own name is not part of any path: the walks keep only the non-root links.
   const result = await sql<{ start_id: string; name: string; depth: number }>`
-    with recursive up (start_id, id, name, parent_id, depth) as (
-      select id, id, name, parent_id, 0 from folders where id in (${sql.join(ids)}) and is_root = 0
-      union all
-      select up.start_id, f.id, f.name, f.parent_id, up.depth + 1
-      from folders f join up on f.id = up.parent_id where f.is_root = 0
-    )
-    select start_id, name, depth from up
+    ${ancestorChains(sql`id in (${sql.join(ids)})`)}
+    select start_id, name, depth from chain where is_root = 0
   `.execute(db);
   const byStart = new Map<string, { name: string; depth: number }[]>();
   for (const row of result.rows) {

@@ -111,7 +111,7 @@ export function folderService(ctx: AppContext) {
     }, BATCHED_READS_MAX);
   const detailReads = batchedReads((ids) => repo.findFolderDetails(db, ids));
   const folderReads = batchedReads((ids) => repo.findFolders(db, ids));
-  /** A folder row outside any transaction, read with the turn's other reads where that pays. */
+  /** A folder row: read with the turn's other reads, unless inside a transaction (which must read its own). */
   const readFolder = (target: DbOrTrx, id: string) => (target === db ? folderReads.submit('folders', id) : repo.findFolder(target, id));
 
   async function detailRows(folderId: string): Promise<repo.FolderDetailRows> {
