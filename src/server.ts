@@ -5,6 +5,7 @@ import { Keyring } from './crypto/keyring.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { masterKeyOpens } from './crypto/rotate.js';
 import { prepareDatabase } from './db/prepare.js';
+import { closeGracefully } from './http/graceful-close.js';
 
 /** Starts a listening server and wires graceful shutdown on SIGTERM/SIGINT. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
@@ -29,7 +30,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
       process.exit(1);
     }, 10_000);
     force.unref();
-    app.close().then(
+    closeGracefully(app).then(
       () => process.exit(0),
       (error) => {
         app.log.error({ err: error }, 'error during shutdown');
