@@ -15,6 +15,7 @@ import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installClosingAnswer } from './http/graceful-close.js';
 import { installWeb } from './http/web.js';
 import { installResponseBatching } from './http/response-batching.js';
 import { createMetrics, installRequestMetrics } from './http/metrics.js';
@@ -97,6 +98,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
+    // Requests arriving while the app closes get our error envelope (see graceful-close.ts).
+    return503OnClosing: false,
     // Path parameters may hold lists of ids (`/files/shared/{fileId}/{userIds}`).
     routerOptions: { maxParamLength: 2048 },
     // Errors raised before routing (an undecodable URL) still leave as the envelope.
@@ -109,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  installClosingAnswer(app);
   installResponseBatching(app);
   const metrics = createMetrics();
   installRequestMetrics(app, metrics);

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { Readable } from 'node:stream';
+import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from 'undici';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { DIALECTS, PG_URL, databaseUrlFor, newSchemaName } from './helper.js';
-import { http, startInstance } from './support/instances.js';
+import { http, startInstance, type Instance } from './support/instances.js';
 
 /**
- * SIGTERM on a real server process (a rolling restart): the upload in flight finishes and is
- * recorded, and the process exits at once with 0 although its client keeps the connection open
- * (keep-alive), instead of waiting for that client until the 10 s limit ends it with an error.
+ * SIGTERM on a real server process (a rolling restart), with a client that keeps its connection
+ * open: the upload in flight finishes and is recorded, the request the client sends next on that
+ * connection is refused in the error envelope, and the process exits at once with 0 instead of
+ * waiting for the client until its 10 s limit ends it with an error.
  */
 for (const dialect of DIALECTS) {
   describe(`graceful shutdown under a keep-alive client [${dialect}]`, () => {
@@ -20,7 +20,7 @@ for (const dialect of DIALECTS) {
       for (const database of databases) await database.close();
     });
 
-    it('finishes the upload in flight and exits with 0 at once, although its client keeps the connection open', async () => {
+    it('finishes the uploads in flight, refuses a next request with 503, and exits with 0 at once though a connection stays open', async () => {
       const env: Record<string, string> = { COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'info' };
       let database: DatabaseHandle | undefined;
       if (dialect === 'postgres') {
@@ -29,69 +29,107 @@ for (const dialect of DIALECTS) {
         env.DATABASE_URL = databaseUrlFor(database)!;
       }
       const instance = await startInstance(`shutdown-${dialect}`, env);
-      const client = new Client(instance.url);
+      const sockets: net.Socket[] = [];
       try {
         const registered = await http(instance.url, 'POST', '/api/auth/register', { json: { email: 'shutdown@example.com', password: 'correct horse battery', name: 'Shutdown' } });
         assert.equal(registered.status, 201, JSON.stringify(registered.body));
         const token = registered.body.data.accessToken as string;
         const roots = await http(instance.url, 'GET', '/api/folders/root/subfolders', { token });
         const rootId = roots.body.data.parentFolder.id as string;
-        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' };
 
-        // A request on the client's connection first, so the upload reuses a kept-alive one.
-        const warm = await client.request({ method: 'GET', path: '/api/folders/root/subfolders', headers });
-        assert.equal(warm.statusCode, 200);
-        await warm.body.dump();
-
-        // The upload sends half its body, then waits for the signal before sending the rest.
-        let release!: () => void;
-        const released = new Promise<void>((resolve) => (release = resolve));
+        // Two kept-alive connections, each with an upload that sends half its body, then waits for the signal.
+        const { hostname, port } = new URL(instance.url);
         const half = Buffer.alloc(512 * 1024, 1);
-        const body = Readable.from(
-          (async function* () {
-            yield half;
-            await released;
-            yield half;
-          })(),
-        );
-        const uploading = client.request({ method: 'PUT', path: `/api/files/upload/${rootId}?name=during-shutdown.bin`, headers, body });
-        for (let i = 0; !instance.logs.some((line) => (line.req as { url?: string } | undefined)?.url?.includes('during-shutdown')); i++) {
-          assert.ok(i < 200, 'the server never logged the upload');
-          await sleep(25);
-        }
+        const startUpload = async (name: string) => {
+          const socket = net.connect(Number(port), hostname);
+          sockets.push(socket);
+          await once(socket, 'connect');
+          const received: Buffer[] = [];
+          socket.on('data', (chunk: Buffer) => received.push(chunk));
+          socket.write(
+            `PUT /api/files/upload/${rootId}?name=${name} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
+              `Content-Type: application/octet-stream\r\nContent-Length: ${2 * half.length}\r\nConnection: keep-alive\r\n\r\n`,
+          );
+          socket.write(half);
+          await until(instance, (line) => (line.req as { url?: string } | undefined)?.url?.includes(name) === true, `the server never logged ${name}`);
+          return { socket, received, closed: once(socket, 'close') };
+        };
+        const staying = await startUpload('kept-open.bin');
+        const asking = await startUpload('then-more.bin');
 
         const exited = once(instance.process, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
         instance.process.kill('SIGTERM');
-        for (let i = 0; !instance.logs.some((line) => line.msg === 'shutting down: finishing in-flight requests'); i++) {
-          assert.ok(i < 200, 'the server never began its shutdown');
+        await until(instance, (line) => line.msg === 'shutting down: finishing in-flight requests', 'the server never began its shutdown');
+        // One client sends the rest of its body and keeps its connection, saying nothing more; the
+        // other sends its next request right behind the body, on the same connection.
+        staying.socket.write(half);
+        asking.socket.write(half);
+        asking.socket.write(`GET /api/folders/root/subfolders HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+        await asking.closed;
+        for (let i = 0; parseResponses(Buffer.concat(staying.received)).length === 0; i++) {
+          assert.ok(i < 400, 'the upload kept open was never answered');
           await sleep(25);
         }
-        release();
-        const uploaded = await uploading;
-        const answer = (await uploaded.body.json()) as { data: { size: number; name: string } };
-        assert.equal(uploaded.statusCode, 201, JSON.stringify(answer));
-        assert.equal(answer.data.size, 1024 * 1024);
         const answeredAt = Date.now();
 
-        // The client keeps its connection: the process must not wait for it.
+        const [kept, ...keptRest] = parseResponses(Buffer.concat(staying.received));
+        assert.equal(keptRest.length, 0);
+        assert.equal(kept.status, 201, kept.body);
+        assert.equal(kept.headers.connection, 'keep-alive');
+        const [uploaded, refused, ...rest] = parseResponses(Buffer.concat(asking.received));
+        assert.equal(rest.length, 0);
+        assert.equal(uploaded.status, 201, uploaded.body);
+        assert.equal(JSON.parse(uploaded.body).data.size, 1024 * 1024);
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.connection, 'close');
+        assert.deepEqual(JSON.parse(refused.body), { status: 503, message: 'The server is shutting down: send the request again', code: 'SERVICE_UNAVAILABLE', data: null });
+
         const [code, signal] = await exited;
         const exitDelay = Date.now() - answeredAt;
         assert.equal(signal, null);
         assert.equal(code, 0, instance.output.join('\n'));
         assert.ok(exitDelay < 3000, `the process exited ${exitDelay} ms after the last answer`);
-        assert.ok(!instance.logs.some((line) => Number(line.level) >= 50), JSON.stringify(instance.logs.filter((line) => Number(line.level) >= 50)));
+        assert.deepEqual(instance.logs.filter((line) => Number(line.level) >= 50), []);
 
         if (database) {
-          // The upload answered before the exit is recorded, with its blob stored.
+          // The uploads answered during the shutdown are recorded, their blobs stored.
           const files = await database.db.selectFrom('files').select(['name', 'size']).execute();
-          assert.deepEqual(files.map((f) => [f.name, Number(f.size)]), [['during-shutdown.bin', 1024 * 1024]]);
+          assert.deepEqual(files.map((f) => [f.name, Number(f.size)]).sort(), [['kept-open.bin', 1024 * 1024], ['then-more.bin', 1024 * 1024]]);
           const blobs = await database.db.selectFrom('blobs').select('state').execute();
-          assert.deepEqual(blobs.map((b) => b.state), ['ready']);
+          assert.deepEqual(blobs.map((b) => b.state), ['ready', 'ready']);
         }
       } finally {
-        await client.close().catch(() => {});
+        for (const socket of sockets) socket.destroy();
         await instance.stop();
       }
     });
   });
+}
+
+async function until(instance: Instance, seen: (line: Record<string, unknown>) => boolean, failure: string): Promise<void> {
+  for (let i = 0; !instance.logs.some(seen); i++) {
+    assert.ok(i < 400, failure);
+    await sleep(25);
+  }
+}
+
+/** HTTP/1.1 responses one after another on a connection (each with a Content-Length). */
+function parseResponses(bytes: Buffer): { status: number; headers: Record<string, string>; body: string }[] {
+  const responses = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const end = bytes.indexOf('\r\n\r\n', at);
+    assert.ok(end > at, `an incomplete response: ${bytes.subarray(at).toString('latin1').slice(0, 200)}`);
+    const [statusLine, ...lines] = bytes.subarray(at, end).toString('latin1').split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const length = Number(headers['content-length']);
+    assert.ok(Number.isInteger(length), `no Content-Length in: ${statusLine}`);
+    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: bytes.subarray(end + 4, end + 4 + length).toString('utf8') });
+    at = end + 4 + length;
+  }
+  return responses;
 }
