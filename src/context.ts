@@ -22,3 +22,21 @@ export interface Principal {
   readonly email: string;
   readonly name: string;
 }
+
+/**
+ * A service that keeps state (caches, group runners) built once per context, whoever asks for
+ * it: the routes, the trash and the background purge then share its caches and its groups (the
+ * uploads of one owner are recorded together whether they come through the files routes or a
+ * link), instead of each keeping copies of their own.
+ */
+export function onePerContext<S>(build: (ctx: AppContext) => S): (ctx: AppContext) => S {
+  const built = new WeakMap<AppContext, S>();
+  return (ctx) => {
+    let service = built.get(ctx);
+    if (service === undefined) {
+      service = build(ctx);
+      built.set(ctx, service);
+    }
+    return service;
+  };
+}

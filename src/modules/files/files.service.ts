@@ -2,7 +2,7 @@ import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, type Action } from '../../access/access.js';
 import { adjustBlobRefs, markBlobsStoredWrite } from '../../blobs/blobs.repository.js';
-import type { AppContext, Principal } from '../../context.js';
+import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
 import type { DbOrTrx } from '../../db/database.js';
@@ -132,7 +132,10 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
 const FILE_CONTRIBUTION = (size: number) => ({ folders: 0, files: 1, bytes: size });
 const ONE_FILE = { folders: 0, files: 1 };
 
-export function fileService(ctx: AppContext) {
+/** The file service of a context: one per context (see onePerContext). */
+export const fileService = onePerContext(buildFileService);
+
+function buildFileService(ctx: AppContext) {
   const { db, keyring, blobs, config } = ctx;
   const writesTogether = ctx.database.capabilities.writesInOneStatement;
 
@@ -725,7 +728,7 @@ export function fileService(ctx: AppContext) {
   };
 }
 
-export type FileService = ReturnType<typeof fileService>;
+export type FileService = ReturnType<typeof buildFileService>;
 
 /** Pipes stored bytes through a decryptor; a read error of the store fails the decryptor too. */
 function decrypting(stored: Readable, decryptor: Transform): Readable {

@@ -1,5 +1,5 @@
 import { assertSameOwner, loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
-import type { AppContext, Principal } from '../../context.js';
+import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { mutation } from '../../db/transaction.js';
 import type { FolderRow, NewFolder } from '../../db/schema.js';
@@ -96,7 +96,10 @@ function parseLimit(limit: number | undefined): number {
 /** Folders one batched read asks for at most. */
 const BATCHED_READS_MAX = 100;
 
-export function folderService(ctx: AppContext) {
+/** The folder service of a context: one per context (see onePerContext). */
+export const folderService = onePerContext(buildFolderService);
+
+function buildFolderService(ctx: AppContext) {
   const { db, keyring } = ctx;
   const listings = new ListingCache();
   // The folders (and details) wanted in one turn by many clients browsing are read by one
@@ -495,4 +498,4 @@ export function folderService(ctx: AppContext) {
   return { details, subfolders, listBucket, create, update, remove, restore, move, copy, listItem };
 }
 
-export type FolderService = ReturnType<typeof folderService>;
+export type FolderService = ReturnType<typeof buildFolderService>;
