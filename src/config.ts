@@ -40,6 +40,8 @@ export interface Config {
   readonly blobStore: BlobStoreConfig;
   /** Days a trashed item stays in the trash before the upkeep deletes it for good (0: kept until emptied). */
   readonly trashRetentionDays: number;
+  /** Seconds a shutdown (SIGTERM, SIGINT) waits for the requests in flight before cutting them and exiting with 1. */
+  readonly shutdownGraceSeconds: number;
 }
 
 /** Every variable the service reads, with its default; the README's configuration table mirrors this list. */
@@ -61,6 +63,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
   ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)'],
   ['COFFRE_TRASH_RETENTION_DAYS', '30', 'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)'],
+  ['COFFRE_SHUTDOWN_GRACE_SECONDS', '10', 'On SIGTERM or SIGINT, how long requests in flight (a long transfer) may run before they are cut and the process exits with 1; keep it below the process manager\'s own limit (Kubernetes: `terminationGracePeriodSeconds`, 30 by default)'],
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
@@ -134,6 +137,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     collectIntervalSeconds: int('COFFRE_COLLECT_INTERVAL_SECONDS', 60, 0),
     blobStore,
     trashRetentionDays: int('COFFRE_TRASH_RETENTION_DAYS', 30, 0, 36500),
+    shutdownGraceSeconds: int('COFFRE_SHUTDOWN_GRACE_SECONDS', 10, 1, 86400),
     trustProxy: bool('COFFRE_TRUST_PROXY', false),
     logLevel,
     masterKey: env.COFFRE_MASTER_KEY || null,

@@ -26,9 +26,9 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => {
-      app.log.error('shutdown took longer than 10 s, exiting');
+      app.log.error(`shutdown took longer than ${config.shutdownGraceSeconds} s (COFFRE_SHUTDOWN_GRACE_SECONDS), exiting`);
       process.exit(1);
-    }, 10_000);
+    }, config.shutdownGraceSeconds * 1000);
     force.unref();
     closeGracefully(app).then(
       () => process.exit(0),

@@ -74,6 +74,7 @@ describe('config: defaults', () => {
       ['COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', 'loginMaxFailuresPerAddress'],
       ['COFFRE_LOGIN_WINDOW_SECONDS', 'loginWindowSeconds'],
       ['COFFRE_COLLECT_INTERVAL_SECONDS', 'collectIntervalSeconds'],
+      ['COFFRE_SHUTDOWN_GRACE_SECONDS', 'shutdownGraceSeconds'],
     ];
     for (const [name, key] of numeric) assert.equal(listed.get(name), String(config[key]), `${name} default`);
     assert.equal(listed.get('HOST'), config.host);
@@ -100,6 +101,7 @@ describe('config: values', () => {
       COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS: '9',
       COFFRE_LOGIN_WINDOW_SECONDS: '60',
       COFFRE_COLLECT_INTERVAL_SECONDS: '0',
+      COFFRE_SHUTDOWN_GRACE_SECONDS: '45',
       COFFRE_TRUST_PROXY: 'yes',
       COFFRE_MASTER_KEY: HEX_KEY,
       LOG_LEVEL: 'warn',
@@ -118,6 +120,7 @@ describe('config: values', () => {
     assert.equal(config.loginMaxFailuresPerAddress, 9);
     assert.equal(config.loginWindowSeconds, 60);
     assert.equal(config.collectIntervalSeconds, 0);
+    assert.equal(config.shutdownGraceSeconds, 45);
     assert.equal(config.trustProxy, true);
     assert.equal(config.masterKey, HEX_KEY);
     assert.equal(config.logLevel, 'warn');
@@ -189,6 +192,7 @@ describe('config: invalid values', () => {
       COFFRE_MASTER_KEY: 'too-short',
       COFFRE_BLOB_STORE: 'ftp://files',
       COFFRE_TRASH_RETENTION_DAYS: 'forever',
+      COFFRE_SHUTDOWN_GRACE_SECONDS: '0',
     };
     const error = configError(() => loadConfig(bad));
     for (const name of Object.keys(bad)) {

@@ -7,6 +7,17 @@ import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { DIALECTS, PG_URL, databaseUrlFor, newSchemaName } from './helper.js';
 import { http, startInstance, type Instance } from './support/instances.js';
 
+interface Server {
+  instance: Instance;
+  database: DatabaseHandle | undefined;
+  token: string;
+  hostname: string;
+  half: Buffer;
+  startUpload(name: string): Promise<{ socket: net.Socket; received: Buffer[]; closed: Promise<unknown[]> }>;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+  terminate(): Promise<void>;
+}
+
 /**
  * SIGTERM on a real server process (a rolling restart), with a client that keeps its connection
  * open: the upload in flight finishes and is recorded, the request the client sends next on that
@@ -20,8 +31,13 @@ for (const dialect of DIALECTS) {
       for (const database of databases) await database.close();
     });
 
-    it('finishes the uploads in flight, refuses a next request with 503, and exits with 0 at once though a connection stays open', async () => {
-      const env: Record<string, string> = { COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'info' };
+    /**
+     * A server process for the dialect (with `extraEnv`), a signed-up user, and uploads over raw
+     * kept-alive connections that send half their body and wait: `run` gets them, then everything
+     * is stopped.
+     */
+    async function withServer(extraEnv: Record<string, string>, run: (server: Server) => Promise<void>): Promise<void> {
+      const env: Record<string, string> = { COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'info', ...extraEnv };
       let database: DatabaseHandle | undefined;
       if (dialect === 'postgres') {
         database = await openDatabase({ url: PG_URL, pgSchema: newSchemaName(), poolSize: 1 });
@@ -36,8 +52,6 @@ for (const dialect of DIALECTS) {
         const token = registered.body.data.accessToken as string;
         const roots = await http(instance.url, 'GET', '/api/folders/root/subfolders', { token });
         const rootId = roots.body.data.parentFolder.id as string;
-
-        // Two kept-alive connections, each with an upload that sends half its body, then waits for the signal.
         const { hostname, port } = new URL(instance.url);
         const half = Buffer.alloc(512 * 1024, 1);
         const startUpload = async (name: string) => {
@@ -54,12 +68,24 @@ for (const dialect of DIALECTS) {
           await until(instance, (line) => (line.req as { url?: string } | undefined)?.url?.includes(name) === true, `the server never logged ${name}`);
           return { socket, received, closed: once(socket, 'close') };
         };
+        const exited = once(instance.process, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+        const terminate = async () => {
+          instance.process.kill('SIGTERM');
+          await until(instance, (line) => line.msg === 'shutting down: finishing in-flight requests', 'the server never began its shutdown');
+        };
+        await run({ instance, database, token, hostname, half, startUpload, exited, terminate });
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await instance.stop();
+      }
+    }
+
+    it('finishes the uploads in flight, refuses a next request with 503, and exits with 0 at once though a connection stays open', async () => {
+      await withServer({}, async ({ instance, database, token, hostname, half, startUpload, exited, terminate }) => {
         const staying = await startUpload('kept-open.bin');
         const asking = await startUpload('then-more.bin');
 
-        const exited = once(instance.process, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-        instance.process.kill('SIGTERM');
-        await until(instance, (line) => line.msg === 'shutting down: finishing in-flight requests', 'the server never began its shutdown');
+        await terminate();
         // One client sends the rest of its body and keeps its connection, saying nothing more; the
         // other sends its next request right behind the body, on the same connection.
         staying.socket.write(half);
@@ -98,10 +124,27 @@ for (const dialect of DIALECTS) {
           const blobs = await database.db.selectFrom('blobs').select('state').execute();
           assert.deepEqual(blobs.map((b) => b.state), ['ready', 'ready']);
         }
-      } finally {
-        for (const socket of sockets) socket.destroy();
-        await instance.stop();
-      }
+      });
+    });
+
+    it('cuts what still runs after COFFRE_SHUTDOWN_GRACE_SECONDS and exits with 1, recording nothing of it', async () => {
+      await withServer({ COFFRE_SHUTDOWN_GRACE_SECONDS: '1' }, async ({ instance, database, startUpload, exited, terminate }) => {
+        await startUpload('never-finished.bin');
+        const started = Date.now();
+        await terminate();
+        const [code, signal] = await exited;
+        const took = Date.now() - started;
+        assert.equal(signal, null);
+        assert.equal(code, 1);
+        assert.ok(took >= 900 && took < 5000, `exited after ${took} ms`);
+        assert.ok(instance.logs.some((line) => line.msg === 'shutdown took longer than 1 s (COFFRE_SHUTDOWN_GRACE_SECONDS), exiting'));
+        if (database) {
+          assert.deepEqual(await database.db.selectFrom('files').select('name').execute(), []);
+          // Its blob row stays `uploading`, for the collector (see files.storage.ts).
+          const blobs = await database.db.selectFrom('blobs').select('state').execute();
+          assert.deepEqual(blobs.map((b) => b.state), ['uploading']);
+        }
+      });
     });
   });
 }
