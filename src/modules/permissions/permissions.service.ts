@@ -8,6 +8,7 @@ import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.
 import { assertId, newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
 import { fileDetail, type FileDetail } from '../files/files.service.js';
+import { findFolders } from '../folders/folders.repository.js';
 import { listItem, type FolderListItem } from '../folders/folders.service.js';
 import * as repo from './permissions.repository.js';
 
@@ -171,11 +172,10 @@ export function permissionService(ctx: AppContext) {
     const beforeId = query.cursor ? String(decodeCursor(query.cursor, 1)[0]) : undefined;
     const page = await repo.listGrantsTo(db, principal.userId, { limit: query.limit ?? DEFAULT_PAGE_SIZE, beforeId });
     const idsOf = (kind: ItemKind) => page.rows.filter((r) => r.item_kind === kind).map((r) => r.item_id);
-    const folderIds = idsOf('folder');
     const fileIds = idsOf('file');
-    const folders = folderIds.length ? await db.selectFrom('folders').selectAll().where('id', 'in', folderIds).execute() : [];
+    const folders = await findFolders(db, idsOf('folder'));
     const files = fileIds.length ? await db.selectFrom('files').selectAll().where('id', 'in', fileIds).execute() : [];
-    const folderById = new Map(folders.map((f) => [f.id, listItem(f)]));
+    const folderById = new Map([...folders].map(([id, f]) => [id, listItem(f)]));
     const fileById = new Map(files.map((f) => [f.id, fileDetail(f)]));
     const data: SharedItem[] = page.rows.map((row) => {
       const folder = row.item_kind === 'folder' ? folderById.get(row.item_id) ?? null : null;
