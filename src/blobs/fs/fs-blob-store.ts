@@ -6,16 +6,29 @@ import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
+import { WriteBehind } from './write-behind.js';
 
 // Plain descriptors for the write path: a FileHandle (an object tracked for its close, with
 // promise plumbing per call) cost about 6 % of a small upload's CPU.
 const openFile = promisify(fs.open);
 const writevFile = promisify(fs.writev);
 const syncFile = promisify(fs.fsync);
+const dataSyncFile = promisify(fs.fdatasync);
 const closeFile = promisify(fs.close);
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
+/**
+ * How much of an upload may wait in the page cache before it is handed to the disk (see
+ * write-behind.ts). Every 4, 8 and 16 MiB all took a 1 GiB upload from about 61 % of the bare
+ * ceiling (which flushes at the end) to 73-79 % here; 32 MiB left too much for the end (63 %).
+ */
+const WRITE_BEHIND_BYTES = 8 * 1024 * 1024;
+
+export interface FsBlobStoreOptions {
+  /** Bytes of a put written between background fdatasyncs (see write-behind.ts). */
+  writeBehindBytes?: number;
+}
 
 /**
  * Blobs as files under `<root>/ab/cd/<key>`. A put writes a temp file in `<root>/tmp`, fsyncs
@@ -32,7 +45,10 @@ export class FsBlobStore implements BlobStore {
   /** Uploads renaming into one directory at the same time share its fsyncs. */
   private readonly directorySyncs = new DirectorySyncs(syncDirectory);
 
-  constructor(private readonly root: string) {
+  private readonly writeBehindBytes: number;
+
+  constructor(private readonly root: string, options: FsBlobStoreOptions = {}) {
+    this.writeBehindBytes = options.writeBehindBytes ?? WRITE_BEHIND_BYTES;
     this.tmpDir = path.join(root, 'tmp');
     fs.mkdirSync(this.tmpDir, { recursive: true });
   }
@@ -50,6 +66,7 @@ export class FsBlobStore implements BlobStore {
     const fd = await openFile(temp, 'wx', 0o600);
     let open = true;
     let size = 0;
+    const writeBehind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile);
     try {
       // Chunks are gathered into ~1 MiB batches written with one writev each; awaiting each
       // batch keeps back-pressure on the source and memory flat.
@@ -71,9 +88,15 @@ export class FsBlobStore implements BlobStore {
         batch.push(bytes);
         batchBytes += bytes.length;
         size += bytes.length;
-        if (batchBytes >= WRITE_BATCH_BYTES) await flush();
+        if (batchBytes >= WRITE_BATCH_BYTES) {
+          const written = batchBytes;
+          await flush();
+          writeBehind.wrote(written);
+        }
       }
+      // The last batch goes straight to the closing fsync.
       await flush();
+      await writeBehind.settle();
       // The bytes and the file's size are on disk before any name points at them.
       await syncFile(fd);
       open = false;
@@ -86,6 +109,8 @@ export class FsBlobStore implements BlobStore {
       await this.directorySyncs.sync(path.dirname(target));
       return { size };
     } catch (error) {
+      // No sync may still use the descriptor's number once it is closed (and perhaps reused).
+      await writeBehind.settle().catch(() => {});
       if (open) await closeFile(fd).catch(() => {});
       await fsp.rm(temp, { force: true });
       throw error;
