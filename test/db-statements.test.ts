@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { PLANNED_EACH_TIME } from '../src/db/database.js';
 import { preparedQuery } from '../src/db/prepared-query.js';
 import { DIALECTS, build } from './helper.js';
 
@@ -96,6 +97,24 @@ for (const dialect of DIALECTS) {
       assert.equal(await seenOutside[0], 'before');
       assert.equal((await nameOf.takeFirst(probe, { id: 1 }))?.name, 'before');
     });
+
+    if (dialect === 'postgres') {
+      it('a statement led by PLANNED_EACH_TIME is sent unnamed (planned at each run); the same text without it is kept prepared', async (t) => {
+        const { database } = await build(t, dialect);
+        const prepared = (trx: typeof database.db) =>
+          sql<{ statement: string }>`select statement from pg_prepared_statements where statement like ${'%each_time_probe%'}`.execute(trx);
+        const kept = await database.db.transaction().execute(async (trx) => {
+          const text = (lead: string) => sql<{ each_time_probe: number }>`${sql.raw(lead)}select ${7} + 0 as each_time_probe`;
+          for (let i = 0; i < 3; i++) assert.equal(Number((await text(PLANNED_EACH_TIME).execute(trx)).rows[0].each_time_probe), 7);
+          const unnamedOnly = (await prepared(trx)).rows.length;
+          await text('').execute(trx);
+          return { unnamedOnly, named: (await prepared(trx)).rows.map((row) => row.statement) };
+        });
+        assert.equal(kept.unnamedOnly, 0);
+        assert.equal(kept.named.length, 1);
+        assert.ok(!kept.named[0].includes('planned each time'), kept.named[0]);
+      });
+    }
 
     it('a prepared query refuses a value that does not become a parameter', async (t) => {
       const { database } = await build(t, dialect);

@@ -234,6 +234,17 @@ function withStatementCache(database: SQLite.Database) {
 const NAMED_STATEMENTS = 1000;
 
 /**
+ * Put first in a statement's text, has PostgreSQL plan it at every execution (it is sent
+ * unnamed). For statements over a list of varying length on tables that grow by the thousand (a
+ * group of uploads): after five executions a named statement runs a generic plan made for the
+ * table sizes of that moment, kept until the table's statistics change, and without autovacuum
+ * they never do. The grouped upload's `update blobs … where id in (…)`, planned while `blobs`
+ * was one page, scanned the whole table for every group: 3 million rows read for 12,000 uploads.
+ * Planned each time, the plan sees the table's current size. SQLite plans when it prepares.
+ */
+export const PLANNED_EACH_TIME = '/* planned each time */ ';
+
+/**
  * Kysely sends each parameterized query as an unnamed statement, which PostgreSQL parses and plans
  * anew every time. This names them (one name per SQL text, kept by each connection once prepared),
  * so a connection plans each query once (2.4× the metadata requests per second measured by
@@ -261,7 +272,7 @@ function withNamedStatements(pool: pg.Pool): pg.Pool {
             return async (...args: unknown[]) => {
               const [text, values] = args;
               const plain = () => (target.query as (...a: unknown[]) => unknown)(...args);
-              const name = !unnamed.has(target) && typeof text === 'string' && Array.isArray(values) && values.length > 0 ? nameOf(text) : undefined;
+              const name = !unnamed.has(target) && typeof text === 'string' && Array.isArray(values) && values.length > 0 && !text.startsWith(PLANNED_EACH_TIME) ? nameOf(text) : undefined;
               if (!name) return plain();
               try {
                 return await target.query({ name, text: text as string, values: values as unknown[] });

@@ -1,5 +1,5 @@
 import { sql, type OperationNodeSource } from 'kysely';
-import type { DbOrTrx } from './database.js';
+import { PLANNED_EACH_TIME, type DbOrTrx } from './database.js';
 
 /** A write that can go alone or beside others: a query builder or raw SQL, not executed yet. */
 export type Write = OperationNodeSource;
@@ -11,12 +11,14 @@ export type Write = OperationNodeSource;
  * holding the owner's lock (every upload of an owner waits for it) is mostly round trips: each one
  * fewer shortens what all the owner's uploads queue for.
  */
-export async function writeAll(db: DbOrTrx, oneStatement: boolean, writes: Write[]): Promise<void> {
+export async function writeAll(db: DbOrTrx, oneStatement: boolean, writes: Write[], options: { plannedEachTime?: boolean } = {}): Promise<void> {
   if (writes.length === 0) return;
+  // Where asked, the statements are planned at each execution on PostgreSQL (see PLANNED_EACH_TIME).
+  const lead = sql.raw(options.plannedEachTime ? PLANNED_EACH_TIME : '');
   if (oneStatement && writes.length > 1) {
     const parts = writes.map((write, i) => sql`${sql.id(`w${i}`)} as (${write})`);
-    await sql`with ${sql.join(parts)} select 1`.execute(db);
+    await sql`${lead}with ${sql.join(parts)} select 1`.execute(db);
     return;
   }
-  for (const write of writes) await sql`${write}`.execute(db);
+  for (const write of writes) await sql`${lead}${write}`.execute(db);
 }

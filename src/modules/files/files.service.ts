@@ -295,7 +295,8 @@ function buildFileService(ctx: AppContext) {
       const bytes = files.reduce((sum, file) => sum + file.size, 0);
       writes.push(adjustChainWrite(folderId, '', 1, { folders: 0, files: count, bytes }, { folders: 0, files: count }));
     }
-    await writeAll(trx, writesTogether, writes);
+    // Its lists grow with the group, over tables that grow with every upload: planned each time.
+    await writeAll(trx, writesTogether, writes, { plannedEachTime: true });
     return new Map([...rows].map(([upload, row]) => [upload, row.file]));
   }
 

@@ -321,6 +321,9 @@ export function trashState(batch: string): RawBuilder<string> {
   return batch === '' ? sql.lit<string>('') : sql<string>`${batch}`;
 }
 
+/** In the trash, as a literal, so the trash indexes (partial on it, see migration 008) can serve the query. */
+export const IN_TRASH = sql<boolean>`trash_batch <> ''`;
+
 export function contributionOf(folder: Pick<FolderRow, 'subtree_folders' | 'subtree_files' | 'subtree_bytes'>): Contribution {
   return { folders: Number(folder.subtree_folders) + 1, files: Number(folder.subtree_files), bytes: Number(folder.subtree_bytes) };
 }
@@ -435,7 +438,8 @@ export function listTrashRoots(db: DbOrTrx, ownerId: string, bucketId?: string) 
     .selectFrom('folders')
     .selectAll()
     .where('owner_id', '=', ownerId)
-    .whereRef('trash_batch', '=', 'id');
+    .whereRef('trash_batch', '=', 'id')
+    .where(IN_TRASH);
   if (bucketId) query = query.where('bucket_id', '=', bucketId);
   return query.orderBy('deleted_at', 'desc').execute();
 }

@@ -2,7 +2,7 @@ import { loadBucketFor } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { fileDetail, fileService, type FileDetail } from '../files/files.service.js';
-import { listTrashRoots } from '../folders/folders.repository.js';
+import { IN_TRASH, listTrashRoots } from '../folders/folders.repository.js';
 import { folderService, type FolderListItem } from '../folders/folders.service.js';
 
 /** The trash of an account: what was trashed on its own (items trashed with a folder are inside it). */
@@ -14,7 +14,7 @@ export function trashService(ctx: AppContext) {
   async function roots(principal: Principal, bucketId?: string) {
     if (bucketId) await loadBucketFor(db, principal, bucketId);
     const folderRows = await listTrashRoots(db, principal.userId, bucketId);
-    let fileQuery = db.selectFrom('files').selectAll().where('owner_id', '=', principal.userId).whereRef('trash_batch', '=', 'id');
+    let fileQuery = db.selectFrom('files').selectAll().where('owner_id', '=', principal.userId).whereRef('trash_batch', '=', 'id').where(IN_TRASH);
     if (bucketId) fileQuery = fileQuery.where('bucket_id', '=', bucketId);
     const fileRows = await fileQuery.orderBy('deleted_at', 'desc').execute();
     return { folderRows, fileRows };
