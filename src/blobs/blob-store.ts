@@ -20,6 +20,19 @@ export interface PutOptions {
    * are being written, instead of before.
    */
   visibleAfter?: Promise<unknown>;
+  /**
+   * The put may resolve once the bytes are under the key and before the key itself is durable,
+   * with `durable` in its result resolving when it is. For a caller that records the blob in a
+   * transaction: the transaction's first statements run while the store syncs, and only its
+   * commit waits for `durable`. Stores whose put is durable when it resolves give no `durable`.
+   */
+  durableLater?: boolean;
+}
+
+export interface PutResult {
+  size: number;
+  /** With `durableLater`: resolves once the blob survives a crash; nothing durable may point at it before. */
+  durable?: Promise<void>;
 }
 
 /**
@@ -35,10 +48,11 @@ export interface BlobStore {
    */
   readonly exclusiveReadChunks: boolean;
   /**
-   * Stores the stream under `key`. Resolves only once the bytes are durable; if the stream fails
-   * or is destroyed, nothing is left under `key` (nor anywhere else that the store cannot reclaim).
+   * Stores the stream under `key`. Resolves only once the bytes are durable (but see
+   * `durableLater`); if the stream fails or is destroyed, nothing is left under `key` (nor
+   * anywhere else that the store cannot reclaim).
    */
-  put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
+  put(key: string, body: Readable, options?: PutOptions): Promise<PutResult>;
   /** Reads a blob, or one byte range of it. Rejects with BlobNotFoundError for an unknown key. */
   get(key: string, range?: ByteRange): Promise<Readable>;
   /** Deletes a blob; deleting a missing blob is not an error. */

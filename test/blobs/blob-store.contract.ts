@@ -72,6 +72,16 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       assert.deepEqual((await listAll()).filter((item) => !item.includes(key)), []);
     });
 
+    it('with durableLater, the blob is readable once put resolves, and `durable` (where given) resolves', async (t) => {
+      const { store } = await make(t);
+      const key = newBlobKey();
+      const data = randomBytes(70_000);
+      const result = await store.put(key, Readable.from([data]), { durableLater: true });
+      assert.equal(result.size, data.length);
+      assert.ok(Buffer.concat(await (await store.get(key)).toArray()).equals(data));
+      await result.durable;
+    });
+
     it('rejects an unknown key with BlobNotFoundError', async (t) => {
       const { store } = await make(t);
       await assert.rejects(store.get(newBlobKey()), BlobNotFoundError);

@@ -42,6 +42,43 @@ describe('FsBlobStore write-behind', () => {
   });
 });
 
+describe('FsBlobStore durableLater', () => {
+  it('resolves a put once the blob is under its key, with `durable` settling on the directory sync; without it, the put waits for the sync', async (t) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
+    const store = new FsBlobStore(root, { syncDirectory: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })) });
+    const settled = async (promise: Promise<unknown>) => {
+      let done = false;
+      void promise.then(() => (done = true), () => (done = true));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return done;
+    };
+
+    const key = newBlobKey();
+    // The key's directories are new: their creation waits for syncs of their parents first.
+    const first = store.put(key, Readable.from([Buffer.from('first')]), { durableLater: true });
+    while (!(await settled(first))) pending.shift()?.resolve();
+    const { size, durable } = await first;
+    assert.equal(size, 5);
+    assert.ok(durable, 'a durable promise is given');
+    assert.ok(Buffer.concat(await (await store.get(key)).toArray()).equals(Buffer.from('first')), 'readable before it is durable');
+    assert.equal(await settled(durable!), false, 'durable waits for the directory sync');
+    pending.shift()!.resolve();
+    await durable;
+
+    const waiting = store.put(newBlobKey(), Readable.from([Buffer.from('second')]));
+    assert.equal(await settled(waiting), false, 'without durableLater the put itself waits');
+    pending.shift()!.resolve();
+    assert.deepEqual(await waiting, { size: 6 });
+
+    const failing = await store.put(newBlobKey(), Readable.from([Buffer.from('third')]), { durableLater: true });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    pending.shift()!.reject(new Error('disk gone'));
+    await assert.rejects(failing.durable!, /disk gone/);
+  });
+});
+
 function* chunks(data: Buffer, size: number) {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
 }

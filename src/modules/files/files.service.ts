@@ -23,7 +23,7 @@ import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
+import { awaitDurable, discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
 import { UploadTargets, type UploadTarget } from './upload-targets.cache.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
@@ -247,7 +247,7 @@ function buildFileService(ctx: AppContext) {
         continue;
       }
       try {
-        settled.push({ status: 'fulfilled', value: await mutation(db, (trx) => recordUpload(trx, upload)) });
+        settled.push({ status: 'fulfilled', value: await mutation(db, (trx) => recordDurably(trx, upload)) });
       } catch (error) {
         settled.push({ status: 'rejected', reason: error });
       }
@@ -297,7 +297,15 @@ function buildFileService(ctx: AppContext) {
     }
     // Its lists grow with the group, over tables that grow with every upload: planned each time.
     await writeAll(trx, writesTogether, writes, { plannedEachTime: true });
+    await awaitDurable([...rows.keys()].map((upload) => upload.stored));
     return new Map([...rows].map(([upload, row]) => [upload, row.file]));
+  }
+
+  /** recordUpload, committed only once the blob's key is durable (its store syncs meanwhile). */
+  async function recordDurably(trx: DbOrTrx, upload: StoredUpload): Promise<FileRow> {
+    const file = await recordUpload(trx, upload);
+    await awaitDurable([upload.stored]);
+    return file;
   }
 
   /**

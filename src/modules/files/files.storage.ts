@@ -18,6 +18,16 @@ export interface StoredContent {
   storedSize: number;
   /** `sha256:<hex>` of the plaintext. */
   checksum: string;
+  /**
+   * Resolves once the blob's key survives a crash (the store's `durable`); the transaction that
+   * records the blob runs meanwhile and awaits it before committing (see `awaitDurable`).
+   */
+  durable?: Promise<void>;
+}
+
+/** Before a commit that makes versions point at these blobs: their keys must be durable first. */
+export async function awaitDurable(stored: StoredContent[]): Promise<void> {
+  await Promise.all(stored.map((content) => content.durable));
 }
 
 export interface UploadLimits {
@@ -80,7 +90,7 @@ export async function storeEncrypted(
   const dataKey = newKey();
   const recorded = recordUploading(blobId);
   try {
-    const put = { visibleAfter: recorded };
+    const put = { visibleAfter: recorded, durableLater: true };
     const sealed = Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source, put) : await storeStream(blobs, blobId, dataKey, source, limits, put);
     return { blobId, dataKey, ...sealed };
   } catch (error) {
@@ -105,7 +115,7 @@ async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, so
   const [piped, stored] = await Promise.allSettled([pipeline(source, meter, encrypt), blobs.put(blobId, encrypt, put)]);
   if (piped.status === 'rejected') throw piped.reason;
   if (stored.status === 'rejected') throw stored.reason;
-  return { size: meter.bytes, storedSize: stored.value.size, checksum: encrypt.checksum! };
+  return { size: meter.bytes, storedSize: stored.value.size, checksum: encrypt.checksum!, durable: stored.value.durable };
 }
 
 /** The same stored format as EncryptStream's, sealed in-process (what it does for short streams too). */
@@ -114,7 +124,7 @@ async function storeWhole(blobs: BlobStore, blobId: string, dataKey: Buffer, pla
   const head = codec.write([plaintext]);
   const { out, checksum } = codec.end();
   const stored = await blobs.put(blobId, Readable.from([...head, ...out]), put);
-  return { size: plaintext.length, storedSize: stored.size, checksum: checksum! };
+  return { size: plaintext.length, storedSize: stored.size, checksum: checksum!, durable: stored.durable };
 }
 
 /** Removes a blob that no version references (a failed or refused upload). */
