@@ -10,7 +10,7 @@
  *
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
- * BENCH_SMALL_FILES (row 7), BENCH_ROWS (`1,4,7,files,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_ROWS (`1,4,7,files,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -150,7 +150,7 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     if (ONLY.has('4')) rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
 
     // Row 7.
-    if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, work, label)));
+    if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, label)));
 
   } finally {
     await stop(server);
@@ -158,7 +158,8 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       await admin.query(`drop schema if exists ${schema} cascade`).catch(() => {});
       await admin.end();
     }
-    await fsp.rm(dataDir, { recursive: true, force: true });
+    // The data folder stays until the end of the bench, with the rest of `work` (see smallFileRows:
+    // deleting its files now would slow the next dialect's file creations).
   }
   return rows;
 }
@@ -196,7 +197,7 @@ async function main() {
   const table = renderTable(
     `npm run bench — ${new Date().toISOString()} — ${cpu}, ${os.cpus().length} cores, Node ${process.version}; ${DIALECTS.map((d) => LABELS[d] ?? d).join(' and ')}; ${(seconds(began) / 60).toFixed(1)} min`,
     [
-      `Servers (Coffre started as \`npm start\` runs it — its environment and Node flags — and the bare ceilings with the same environment) run free on both cores; the load runs in the bench process, ${load}: autocannon for the request rates (${process.env.BENCH_API_ROUNDS ?? 3} alternating rounds of ${process.env.BENCH_API_SECONDS ?? 4} s each side, median ratio), undici for latencies and small uploads, curl for the big transfers (${ROUNDS} alternating rounds, \`sync\` before each upload, median of the rounds' ratios).`,
+      `Servers (Coffre started as \`npm start\` runs it — its environment and Node flags — and the bare ceilings with the same environment) run free on both cores; the load runs in the bench process, ${load}: autocannon for the request rates (${process.env.BENCH_API_ROUNDS ?? 3} alternating rounds of ${process.env.BENCH_API_SECONDS ?? 4} s each side, median ratio), undici for latencies and small uploads (${process.env.BENCH_SMALL_WARMUP ?? 2000} uploads each side to warm up, then ${process.env.BENCH_SMALL_ROUNDS ?? 3} alternating rounds, median ratio), curl for the big transfers (${ROUNDS} alternating rounds, \`sync\` before each upload, median of the rounds' ratios).`,
       `Transfer rows (upload, download, link download, range, peak RSS) ran on: ${ran || 'none'} (their work is the blob store's; the database only records metadata).`,
       ...notes,
     ].join(' '),
