@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { PLANNED_EACH_TIME, type DbOrTrx } from '../../db/database.js';
-import type { FileRow, FileVersionRow, NewFile } from '../../db/schema.js';
+import type { FileRow, FileVersionRow, FolderRow, NewFile } from '../../db/schema.js';
 import { subtreeFolderIds, trashState } from '../folders/folders.repository.js';
 
 export function findFile(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
@@ -28,28 +28,37 @@ export async function liveNameHolder(db: DbOrTrx, folderId: string, name: string
 }
 
 /**
- * Which of `names` a live file or subfolder directly in `folderId` holds: one lookup of the
- * live-name indexes (folder, name) per name. Written as `name in (…)`, PostgreSQL planned it as
- * a scan of the folder's whole range of the index with the names as a filter whenever its
- * statistics saw the folder as small (a table not analysed since it grew, as with autovacuum
- * off): 3-5 ms at 15,000 files, growing with the folder, inside the grouped upload transaction
- * every upload of the owner waits for. A correlated lookup per name is planned as a search on
- * both columns (SQLite too); see also migration 008 and PLANNED_EACH_TIME.
+ * A folder's row and which of `names` (at least one) its live files and subfolders hold, in one
+ * statement: the two reads of a grouped upload under the owner's lock, where every statement is a
+ * round trip of the transaction all the owner's uploads queue behind. One row per name taken,
+ * each with the folder's columns, or one with `taken_name` null; none for an unknown folder.
  */
-export async function liveNamesTaken(db: DbOrTrx, folderId: string, names: string[]): Promise<Set<string>> {
-  if (names.length === 0) return new Set();
-  const result = await liveNamesTakenQuery(folderId, names).execute(db);
-  return new Set(result.rows.map((row) => row.name));
+export async function findFolderWithNamesTaken(db: DbOrTrx, folderId: string, names: string[]): Promise<{ folder: FolderRow; taken: Set<string> } | undefined> {
+  const result = await folderWithNamesTakenQuery(folderId, names).execute(db);
+  if (result.rows.length === 0) return undefined;
+  const { taken_name: _, ...folder } = result.rows[0];
+  return { folder: folder as FolderRow, taken: new Set(result.rows.flatMap((row) => (row.taken_name === null ? [] : [row.taken_name]))) };
 }
 
-/** The statement of liveNamesTaken (at least one name); `column1` is what both dialects call a VALUES list's first column. */
-export function liveNamesTakenQuery(folderId: string, names: string[]) {
+/**
+ * The statement of findFolderWithNamesTaken. Each name is one lookup of the live-name indexes
+ * (folder, name). Written as `name in (…)`, PostgreSQL planned it as a scan of the folder's whole
+ * range of the index with the names as a filter whenever its statistics saw the folder as small
+ * (a table not analysed since it grew, as with autovacuum off): 3-5 ms at 15,000 files, growing
+ * with the folder. A correlated lookup per name is planned as a search on both columns (SQLite
+ * too); `column1` is what both dialects call a VALUES list's first column. Planned each time on
+ * PostgreSQL: one plan per list length would be kept from when the folder was small (see also
+ * migration 008).
+ */
+export function folderWithNamesTakenQuery(folderId: string, names: string[]) {
   const probes = sql.join(names.map((name) => sql`(${name})`));
-  // Planned each time on PostgreSQL: one plan per list length would be kept from when the folder was small.
-  return sql<{ name: string }>`${sql.raw(PLANNED_EACH_TIME)}select v.column1 as name from (values ${probes}) as v
-    where (select 1 from files where folder_id = ${folderId} and name = v.column1 and trash_batch = '' limit 1) is not null
-       or (select 1 from folders where parent_id = ${folderId} and name = v.column1 and trash_batch = '' limit 1) is not null
-  `;
+  return sql<FolderRow & { taken_name: string | null }>`${sql.raw(PLANNED_EACH_TIME)}select f.*, t.name as taken_name
+    from folders f left join (
+      select v.column1 as name from (values ${probes}) as v
+      where (select 1 from files where folder_id = ${folderId} and name = v.column1 and trash_batch = '' limit 1) is not null
+         or (select 1 from folders where parent_id = ${folderId} and name = v.column1 and trash_batch = '' limit 1) is not null
+    ) t on true
+    where f.id = ${folderId}`;
 }
 
 export async function insertFiles(db: DbOrTrx, rows: NewFile[]): Promise<void> {

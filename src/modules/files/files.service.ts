@@ -271,9 +271,10 @@ function buildFileService(ctx: AppContext) {
     const now = nowIso();
     const rows = new Map<StoredUpload, { file: FileRow; version: FileVersionRow }>();
     for (const [folderId, inFolder] of groupBy(uploads, (upload) => upload.folder.id)) {
-      const folder = await loadFolderFor(trx, inFolder[0].principal, folderId, 'edit').catch(() => undefined);
-      if (!folder || folder.trash_batch !== '') continue;
-      const taken = await repo.liveNamesTaken(trx, folderId, [...new Set(inFolder.map((upload) => upload.name))]);
+      const found = await repo.findFolderWithNamesTaken(trx, folderId, [...new Set(inFolder.map((upload) => upload.name))]);
+      const folder = found && (await loadFolderFor(trx, inFolder[0].principal, folderId, 'edit', 'FOLDER_NOT_FOUND', async () => found.folder).catch(() => undefined));
+      if (!found || !folder || folder.trash_batch !== '') continue;
+      const { taken } = found;
       for (const upload of inFolder) {
         // Another principal's grant is checked by recordUpload; a name's second upload becomes its version there.
         if (upload.principal.userId !== inFolder[0].principal.userId || taken.has(upload.name)) continue;
