@@ -8,6 +8,7 @@ import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
 import { insertDatahubWithBucket } from '../datahubs/datahubs.repository.js';
 import { findFirstActiveLocation } from '../regions/regions.repository.js';
 import * as repo from './accounts.repository.js';
+import { quotaOf } from './quota.js';
 
 export interface UserView {
   id: string;
@@ -56,7 +57,7 @@ export function accountService(ctx: AppContext) {
       name: user.name,
       defaultDatahubId: user.default_datahub_id,
       defaultBucketId: user.default_bucket_id,
-      quotaBytes: user.quota_bytes ?? config.defaultQuotaBytes,
+      quotaBytes: quotaOf(user, config),
       createdAt: user.created_at,
     };
   }

@@ -16,7 +16,8 @@ import { assertId, newId, randomToken } from '../../lib/ids.js';
 import { assertName } from '../../lib/names.js';
 import { GroupRunner } from '../../lib/group-runner.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
-import { findUserById, releaseBytes, reserveBytes } from '../accounts/accounts.repository.js';
+import { findUserById, releaseBytes } from '../accounts/accounts.repository.js';
+import { quotaLeft, reserveQuota } from '../accounts/quota.js';
 import { findBucket } from '../buckets/buckets.repository.js';
 import { folderKey, unwrapKeyChain } from '../folders/folders.keys.js';
 import { assertNameFree, freeItemName } from '../folders/folders.names.js';
@@ -176,7 +177,7 @@ function buildFileService(ctx: AppContext) {
   async function quotaRemaining(ownerId: string): Promise<number> {
     const owner = await findUserById(db, ownerId);
     if (!owner) throw new AppError('USER_NOT_FOUND');
-    return Math.max(0, (owner.quota_bytes ?? config.defaultQuotaBytes) - Number(owner.used_bytes));
+    return quotaLeft(owner, config);
   }
 
   /**
@@ -267,7 +268,7 @@ function buildFileService(ctx: AppContext) {
     const ownerId = uploads[0].folder.owner_id;
     const total = uploads.reduce((sum, upload) => sum + upload.stored.size, 0);
     // First, as in recordUpload: the reservation takes the owner's row lock, the tree lock.
-    if (!(await reserveBytes(trx, ownerId, total, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    await reserveQuota(trx, ownerId, total, config);
     const now = nowIso();
     const rows = new Map<StoredUpload, { file: FileRow; version: FileVersionRow }>();
     for (const [folderId, inFolder] of groupBy(uploads, (upload) => upload.folder.id)) {
@@ -319,7 +320,7 @@ function buildFileService(ctx: AppContext) {
   async function recordUpload(trx: DbOrTrx, upload: StoredUpload): Promise<FileRow> {
     const { principal, parentKey, name: requestedName, contentType, onConflict, stored } = upload;
     const now = nowIso();
-    if (!(await reserveBytes(trx, upload.folder.owner_id, stored.size, config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+    await reserveQuota(trx, upload.folder.owner_id, stored.size, config);
     // Checked again under the lock: the folder may have been trashed, moved or deleted (with its
     // bucket), or a grant revoked, since the check before the upload. The rows are made from
     // this reading of it (its bucket may have changed with a move).
@@ -579,7 +580,7 @@ function buildFileService(ctx: AppContext) {
       } else {
         name = await freeItemName(trx, target.id, file.name, 'copy', true);
       }
-      if (!(await reserveBytes(trx, target.owner_id, Number(file.size), config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+      await reserveQuota(trx, target.owner_id, Number(file.size), config);
       const now = nowIso();
       const [clone] = await cloneFiles(
         trx,
@@ -657,7 +658,7 @@ function buildFileService(ctx: AppContext) {
       requireLiveFile(file);
       const old = await repo.findVersion(trx, file.id, versionId);
       if (!old) throw new AppError('VERSION_NOT_FOUND');
-      if (!(await reserveBytes(trx, file.owner_id, Number(old.size), config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+      await reserveQuota(trx, file.owner_id, Number(old.size), config);
       const fileKey = await fileKeyOf(trx, file);
       const now = nowIso();
       const id = newId('ver');

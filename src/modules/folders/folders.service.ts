@@ -9,7 +9,8 @@ import { assertId, newId, randomToken } from '../../lib/ids.js';
 import { assertName } from '../../lib/names.js';
 import { nowIso } from '../../lib/time.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
-import { findUserById, reserveBytes } from '../accounts/accounts.repository.js';
+import { findUserById } from '../accounts/accounts.repository.js';
+import { reserveQuota } from '../accounts/quota.js';
 import { folderKey } from './folders.keys.js';
 import { locationLabel } from '../regions/regions.repository.js';
 import { cloneFiles, purgeFiles } from '../files/files.lifecycle.js';
@@ -475,7 +476,7 @@ function buildFolderService(ctx: AppContext) {
       const files = await liveFilesOfFolders(trx, subtree.slice(i, i + CHUNK).map((f) => f.id));
       if (files.length === 0) continue;
       const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
-      if (!(await reserveBytes(trx, target.owner_id, bytes, ctx.config.defaultQuotaBytes))) throw new AppError('QUOTA_EXCEEDED');
+      await reserveQuota(trx, target.owner_id, bytes, ctx.config);
       await cloneFiles(
         trx,
         files.map((file) => {

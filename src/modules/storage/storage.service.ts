@@ -2,6 +2,7 @@ import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { formatSize } from '../../lib/size-format.js';
 import { findUserById } from '../accounts/accounts.repository.js';
+import { quotaOf } from '../accounts/quota.js';
 
 /** Under this share of the capacity left, `warning.is_low` is set. */
 export const LOW_STORAGE_PERCENT = 10;
@@ -27,7 +28,7 @@ export function storageService(ctx: AppContext) {
   async function status(principal: Principal): Promise<StorageStatus> {
     const user = await findUserById(db, principal.userId);
     if (!user) throw new AppError('UNAUTHENTICATED');
-    const capacity = Number(user.quota_bytes ?? config.defaultQuotaBytes);
+    const capacity = quotaOf(user, config);
     const used = Number(user.used_bytes);
     const remaining = Math.max(0, capacity - used);
     return {
