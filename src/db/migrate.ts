@@ -9,6 +9,7 @@ import * as m005 from './migrations/005-scale-out.js';
 import * as m006 from './migrations/006-token-revocations.js';
 import * as m007 from './migrations/007-listing-versions.js';
 import * as m008 from './migrations/008-trash-indexes.js';
+import * as m009 from './migrations/009-deleted-indexes.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '006-token-revocations': m006,
   '007-listing-versions': m007,
   '008-trash-indexes': m008,
+  '009-deleted-indexes': m009,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

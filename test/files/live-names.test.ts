@@ -35,7 +35,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await findFolderWithNamesTaken(database.db, 'fld_0000000000000000000000000z', ['a.txt']), undefined);
     });
 
-    it('the trash indexes hold trashed rows only, so a live lookup cannot read through them (migration 008)', async (t) => {
+    it('the trash indexes hold trashed rows only, so a live lookup cannot read through them, and so do the purge\'s deleted_at indexes (migrations 008, 009)', async (t) => {
       const { database } = await build(t, dialect);
       const definitions =
         dialect === 'postgres'
@@ -46,6 +46,10 @@ for (const dialect of DIALECTS) {
       for (const index of trash) assert.match(index.definition, /trash_batch"?\)? <> ''/, index.definition);
       // No index over every row starts with the trash state, which nearly every row shares.
       for (const index of definitions) assert.doesNotMatch(index.definition, /\(\s*"?trash_batch"?\s*[,)]/, index.definition);
+      // The purge's indexes on deleted_at hold trashed rows only (migration 009): a live row has none.
+      const deleted = definitions.filter((index) => /_deleted_idx$/.test(index.name));
+      assert.deepEqual(deleted.map((index) => index.name).sort(), ['files_deleted_idx', 'folders_deleted_idx']);
+      for (const index of deleted) assert.match(index.definition, /deleted_at"?\)? is not null/i, index.definition);
     });
 
     if (dialect === 'postgres') {
