@@ -1,6 +1,6 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, type Action } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, type Action } from '../../access/access.js';
 import { adjustBlobRefs, markBlobsStoredWrite } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -273,9 +273,8 @@ function buildFileService(ctx: AppContext) {
     const rows = new Map<StoredUpload, { file: FileRow; version: FileVersionRow }>();
     for (const [folderId, inFolder] of groupBy(uploads, (upload) => upload.folder.id)) {
       const found = await repo.findFolderWithNamesTaken(trx, folderId, [...new Set(inFolder.map((upload) => upload.name))]);
-      const folder = found && (await loadFolderFor(trx, inFolder[0].principal, folderId, 'edit', 'FOLDER_NOT_FOUND', async () => found.folder).catch(() => undefined));
-      if (!found || !folder || folder.trash_batch !== '') continue;
-      const { taken } = found;
+      if (!found || found.folder.trash_batch !== '' || !(await mayActOnFolder(trx, inFolder[0].principal, found.folder, 'edit'))) continue;
+      const { folder, taken } = found;
       for (const upload of inFolder) {
         // Another principal's grant is checked by recordUpload; a name's second upload becomes its version there.
         if (upload.principal.userId !== inFolder[0].principal.userId || taken.has(upload.name)) continue;

@@ -2,7 +2,7 @@ import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { formatSize } from '../../lib/size-format.js';
 import { findUserById } from '../accounts/accounts.repository.js';
-import { quotaOf } from '../accounts/quota.js';
+import { quotaLeft, quotaOf } from '../accounts/quota.js';
 
 /** Under this share of the capacity left, `warning.is_low` is set. */
 export const LOW_STORAGE_PERCENT = 10;
@@ -30,7 +30,7 @@ export function storageService(ctx: AppContext) {
     if (!user) throw new AppError('UNAUTHENTICATED');
     const capacity = quotaOf(user, config);
     const used = Number(user.used_bytes);
-    const remaining = Math.max(0, capacity - used);
+    const remaining = quotaLeft(user, config);
     return {
       capacity_bytes: capacity,
       used_bytes: used,
