@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { segmentAead, type SegmentAead } from './aes-gcm.js';
 
 /**
  * The stored format of every blob: a 16-byte header, then the plaintext in 64 KiB segments, each
@@ -57,51 +58,37 @@ export function parseHeader(bytes: Buffer): StreamHeader {
   return { segmentSize: 2 ** log2, noncePrefix: Buffer.from(header.subarray(9, 16)), bytes: Buffer.from(header) };
 }
 
-function nonce(prefix: Buffer, index: number, final: boolean): Buffer {
-  const n = Buffer.alloc(12);
-  prefix.copy(n, 0);
-  n.writeUInt32BE(index, 7);
-  n[11] = final ? 1 : 0;
-  return n;
+/** The nonce of segment `index`, written into `into` (a codec reuses one: both AEADs copy it at once). */
+function nonce(prefix: Buffer, index: number, final: boolean, into: Buffer = Buffer.alloc(12)): Buffer {
+  prefix.copy(into, 0);
+  into.writeUInt32BE(index, 7);
+  into[11] = final ? 1 : 0;
+  return into;
 }
 
 /** Seals one segment into `out` at `at`; returns the bytes written (plaintext + tag). */
-function sealInto(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer, out: Buffer, at: number): number {
-  const cipher = createCipheriv('aes-256-gcm', key, nonce(header.noncePrefix, index, final));
-  cipher.setAAD(header.bytes);
-  const body = cipher.update(plaintext);
-  cipher.final();
-  body.copy(out, at);
-  cipher.getAuthTag().copy(out, at + body.length);
-  return body.length + TAG_BYTES;
+function sealInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, plaintext: Buffer, out: Buffer, at: number, nonceBuffer?: Buffer): number {
+  return aead.seal(nonce(header.noncePrefix, index, final, nonceBuffer), header.bytes, plaintext, out, at);
 }
 
 /** Opens one sealed segment into `out` at `at`; throws, having written nothing usable, when it does not authenticate. */
-function openInto(key: Buffer, header: StreamHeader, index: number, final: boolean, sealed: Buffer, out: Buffer, at: number): number {
+function openInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, sealed: Buffer, out: Buffer, at: number, nonceBuffer?: Buffer): number {
   if (sealed.length < TAG_BYTES) throw new CipherFormatError(`segment ${index} is truncated`);
-  const decipher = createDecipheriv('aes-256-gcm', key, nonce(header.noncePrefix, index, final));
-  decipher.setAAD(header.bytes);
-  decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-  const body = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
-  try {
-    decipher.final();
-  } catch {
-    throw new CipherFormatError(`segment ${index} does not authenticate`);
-  }
-  body.copy(out, at);
-  return body.length;
+  const opened = aead.open(nonce(header.noncePrefix, index, final, nonceBuffer), header.bytes, sealed, out, at);
+  if (opened < 0) throw new CipherFormatError(`segment ${index} does not authenticate`);
+  return opened;
 }
 
 export function sealSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer): Buffer {
   const out = Buffer.allocUnsafeSlow(plaintext.length + TAG_BYTES);
-  sealInto(key, header, index, final, plaintext, out, 0);
+  sealInto(segmentAead(key), header, index, final, plaintext, out, 0);
   return out;
 }
 
 /** Opens one sealed segment; throws (and returns no plaintext at all) when it does not authenticate. */
 export function openSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, sealed: Buffer): Buffer {
   const out = Buffer.allocUnsafeSlow(Math.max(0, sealed.length - TAG_BYTES));
-  openInto(key, header, index, final, sealed, out, 0);
+  openInto(segmentAead(key), header, index, final, sealed, out, 0);
   return out;
 }
 
@@ -274,11 +261,14 @@ class Hasher implements SegmentCodec {
 class Sealer implements SegmentCodec {
   private readonly input = new InputBuffer();
   private readonly hash: Hasher | null;
+  private readonly aead: SegmentAead;
+  private readonly nonce = Buffer.alloc(12);
   private index = 0;
   private headerSent = false;
 
-  constructor(private readonly key: Buffer, private readonly header: StreamHeader, hash: boolean) {
+  constructor(key: Buffer, private readonly header: StreamHeader, hash: boolean) {
     if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
+    this.aead = segmentAead(key);
     this.hash = hash ? new Hasher() : null;
   }
 
@@ -313,7 +303,7 @@ class Sealer implements SegmentCodec {
     let at = 0;
     for (let i = 0; i < count; i++) {
       const plain = this.input.take(final ? this.input.length : size);
-      at += sealInto(this.key, this.header, this.index++, final && i === count - 1, plain, out, at);
+      at += sealInto(this.aead, this.header, this.index++, final && i === count - 1, plain, out, at, this.nonce);
     }
     return [...this.start(), out];
   }
@@ -323,9 +313,13 @@ class Sealer implements SegmentCodec {
 class Opener implements SegmentCodec {
   private readonly input = new InputBuffer();
   private header: StreamHeader | null = null;
+  private readonly aead: SegmentAead;
+  private readonly nonce = Buffer.alloc(12);
   private index = 0;
 
-  constructor(private readonly key: Buffer) {}
+  constructor(key: Buffer) {
+    this.aead = segmentAead(key);
+  }
 
   write(chunks: Buffer[]): Buffer[] {
     this.input.add(chunks);
@@ -356,7 +350,7 @@ class Opener implements SegmentCodec {
     let at = 0;
     for (let i = 0; i < count; i++) {
       const segment = this.input.take(final ? this.input.length : sealed);
-      at += openInto(this.key, header, this.index++, final && i === count - 1, segment, out, at);
+      at += openInto(this.aead, header, this.index++, final && i === count - 1, segment, out, at, this.nonce);
     }
     return [out.subarray(0, at)];
   }
@@ -369,11 +363,14 @@ class Opener implements SegmentCodec {
  */
 class RangeOpener implements SegmentCodec {
   private readonly input = new InputBuffer();
+  private readonly aead: SegmentAead;
+  private readonly nonce = Buffer.alloc(12);
   private index: number;
   private toSkip: number;
   private remaining: number;
 
-  constructor(private readonly key: Buffer, private readonly header: StreamHeader, private readonly range: SegmentRange) {
+  constructor(key: Buffer, private readonly header: StreamHeader, private readonly range: SegmentRange) {
+    this.aead = segmentAead(key);
     this.index = range.firstSegment;
     this.toSkip = range.skip;
     this.remaining = range.length;
@@ -388,14 +385,17 @@ class RangeOpener implements SegmentCodec {
     if (middle > 0) {
       const out = Buffer.allocUnsafeSlow(middle * this.header.segmentSize);
       let at = 0;
-      for (let i = 0; i < middle; i++) at += openInto(this.key, this.header, this.index++, false, this.input.take(sealed), out, at);
+      for (let i = 0; i < middle; i++) at += openInto(this.aead, this.header, this.index++, false, this.input.take(sealed), out, at, this.nonce);
       this.emit(out, outs);
     }
     if (this.index === this.range.lastSegment) {
       const lastLength = this.range.storedEnd - segmentOffset(this.range.lastSegment, this.header.segmentSize) + 1;
       if (this.input.length >= lastLength) {
         const final = this.index === this.range.totalSegments - 1;
-        this.emit(openSegment(this.key, this.header, this.index++, final, this.input.take(lastLength)), outs);
+        const segment = this.input.take(lastLength);
+        const plain = Buffer.allocUnsafeSlow(Math.max(0, segment.length - TAG_BYTES));
+        openInto(this.aead, this.header, this.index++, final, segment, plain, 0, this.nonce);
+        this.emit(plain, outs);
       }
     }
     this.input.keep();

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { createCipheriv, randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { aeadImplementation, nativeBuildPath, segmentAead, type AeadImplementation } from '../../src/crypto/aes-gcm.js';
+
+// Both implementations of the segment AEAD must agree byte for byte, with each other and with
+// node:crypto used directly, or blobs written by one would not open under the other.
+const implementations: AeadImplementation[] = aeadImplementation === 'native' ? ['native', 'node:crypto'] : ['node:crypto'];
+
+test('the native AES-256-GCM is used whenever it was built (npm ci builds it; always in CI)', () => {
+  if (process.env.CI === 'true') assert.ok(nativeBuildPath(), 'CI: scripts/build-native.mjs must have built native/build/Release/coffre_aes_gcm.node');
+  const forcedOff = process.env.COFFRE_AES_GCM === 'node';
+  assert.equal(aeadImplementation, nativeBuildPath() && !forcedOff ? 'native' : 'node:crypto');
+});
+
+function reference(key: Buffer, nonce: Buffer, aad: Buffer, plaintext: Buffer): Buffer {
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(aad);
+  return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+}
+
+for (const implementation of implementations) {
+  describe(`segment AEAD (${implementation})`, () => {
+    const key = randomBytes(32);
+    const aad = randomBytes(16);
+    const aead = segmentAead(key, implementation);
+
+    test('seals exactly what node:crypto seals, at the given offset, and opens it back', () => {
+      for (const size of [0, 1, 15, 16, 17, 65535, 65536]) {
+        const nonce = randomBytes(12);
+        const plaintext = randomBytes(size);
+        const out = Buffer.alloc(size + 16 + 7, 0xee);
+        assert.equal(aead.seal(nonce, aad, plaintext, out, 7), size + 16);
+        assert.deepEqual(out.subarray(7), reference(key, nonce, aad, plaintext), `size ${size}`);
+        assert.ok(out.subarray(0, 7).every((b) => b === 0xee), 'nothing written before the offset');
+        const back = Buffer.alloc(size + 3);
+        assert.equal(aead.open(nonce, aad, out.subarray(7), back, 3), size);
+        assert.deepEqual(back.subarray(3), plaintext);
+      }
+    });
+
+    test('a nonce buffer reused after the call does not change what was sealed', () => {
+      const nonce = randomBytes(12);
+      const first = Buffer.alloc(100 + 16);
+      const plaintext = randomBytes(100);
+      aead.seal(nonce, aad, plaintext, first, 0);
+      const expected = reference(key, Buffer.from(nonce), aad, plaintext);
+      nonce[11] ^= 1;
+      assert.deepEqual(first, expected);
+    });
+
+    test('every kind of damage fails to open (-1) and leaves no plaintext in the output', () => {
+      const nonce = randomBytes(12);
+      const plaintext = randomBytes(4096).fill(0x41, 0, 4096);
+      const sealed = reference(key, nonce, aad, plaintext);
+      const damaged: [string, Buffer, Buffer, Buffer, Buffer][] = [];
+      for (const at of [0, 2048, 4095, 4096, 4111]) {
+        const copy = Buffer.from(sealed);
+        copy[at] ^= 0x01;
+        damaged.push([`byte ${at}`, copy, nonce, aad, key]);
+      }
+      damaged.push(['other nonce', sealed, Buffer.from(nonce).fill(0, 11), aad, key]);
+      damaged.push(['other aad', sealed, nonce, Buffer.alloc(16), key]);
+      damaged.push(['other key', sealed, nonce, aad, randomBytes(32)]);
+      damaged.push(['truncated', sealed.subarray(0, sealed.length - 1), nonce, aad, key]);
+      for (const [what, input, n, a, k] of damaged) {
+        const out = Buffer.alloc(4096);
+        assert.equal(segmentAead(k, implementation).open(n, a, input, out, 0), -1, what);
+        assert.equal(out.indexOf(0x41), -1, `${what}: no plaintext byte left in the output`);
+      }
+    });
+
+    test('an output too small, or a key of the wrong size, throws instead of writing past the end', () => {
+      const nonce = randomBytes(12);
+      assert.throws(() => aead.seal(nonce, aad, randomBytes(100), Buffer.alloc(115), 0));
+      assert.throws(() => aead.seal(nonce, aad, randomBytes(100), Buffer.alloc(200), 100));
+      assert.throws(() => aead.open(nonce, aad, reference(key, nonce, aad, randomBytes(100)), Buffer.alloc(99), 0));
+      assert.throws(() => segmentAead(randomBytes(16), implementation).seal(nonce, aad, Buffer.alloc(1), Buffer.alloc(17), 0));
+    });
+  });
+}
