@@ -46,6 +46,12 @@ export interface CipherStreamOptions {
    * handed to the worker without a copy. Never set it for chunks that a parser may still read.
    */
   ownsInput?: boolean;
+  /**
+   * Called with the input's running byte count before each chunk is taken; an error it throws
+   * fails the stream with that chunk (an upload's size limits, checked as the bytes arrive
+   * without a stream of their own in front).
+   */
+  checkInput?: (bytes: number) => void;
 }
 
 abstract class CipherStream extends Transform {
@@ -65,6 +71,7 @@ abstract class CipherStream extends Transform {
   private flushCallback: TransformCallback | null = null;
   private readonly offload: 'auto' | 'worker' | 'inline';
   private readonly ownsInput: boolean;
+  private readonly checkInput: ((bytes: number) => void) | undefined;
   /** `sha256:<hex>` of the plaintext, when the spec asked for it, once the stream has ended. */
   checksum: string | undefined;
 
@@ -72,9 +79,17 @@ abstract class CipherStream extends Transform {
     super({ highWaterMark: STREAM_HIGH_WATER_MARK });
     this.offload = options.offload ?? 'auto';
     this.ownsInput = options.ownsInput ?? false;
+    this.checkInput = options.checkInput;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.checkInput) {
+      try {
+        this.checkInput(this.seenBytes + chunk.length);
+      } catch (error) {
+        return callback(error as Error);
+      }
+    }
     this.batch.push(chunk);
     this.batchBytes += chunk.length;
     this.seenBytes += chunk.length;

@@ -245,6 +245,22 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
       }
     });
 
+    test('checkInput sees the running byte count, and its error fails the stream before that chunk is taken', async () => {
+      const seen: number[] = [];
+      const limit = 3 * SEG + 10;
+      const enc = new BaseEncryptStream(key, undefined, {
+        offload,
+        checkInput: (bytes) => {
+          seen.push(bytes);
+          if (bytes > limit) throw new Error('over the limit');
+        },
+      });
+      const chunks = Array.from({ length: 8 }, () => randomBytes(SEG));
+      await assert.rejects(pipeline(Readable.from(chunks), enc, collector([])), /over the limit/);
+      assert.deepEqual(seen, [SEG, 2 * SEG, 3 * SEG, 4 * SEG]);
+      assert.equal(enc.plaintextBytes, 3 * SEG, 'the refused chunk was not taken');
+    });
+
     test('the plaintext checksum (hashed on a thread of its own when offloaded) is its SHA-256', async () => {
       for (const size of [0, 1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
         const plaintext = randomBytes(size);
