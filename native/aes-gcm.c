@@ -122,7 +122,7 @@ static napi_value open_segment(napi_env env, napi_callback_info info) {
            EVP_CipherFinal_ex(c.ctx, out + n, &n) == 1;
   if (!ok) {
     /* Decrypted before it was authenticated: none of it may be read. */
-    memset(out, 0, plain_length);
+    if (plain_length > 0) memset(out, 0, plain_length);
     napi_create_int32(env, -1, &result);
     return result;
   }
