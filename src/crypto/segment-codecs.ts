@@ -58,8 +58,8 @@ export function parseHeader(bytes: Buffer): StreamHeader {
   return { segmentSize: 2 ** log2, noncePrefix: Buffer.from(header.subarray(9, 16)), bytes: Buffer.from(header) };
 }
 
-/** The nonce of segment `index`, written into `into` (a codec reuses one: both AEADs copy it at once). */
-function nonce(prefix: Buffer, index: number, final: boolean, into: Buffer = Buffer.alloc(12)): Buffer {
+/** The nonce of segment `index`, written into `into` (each codec reuses one: both AEADs copy it at once). */
+function nonce(prefix: Buffer, index: number, final: boolean, into: Buffer): Buffer {
   prefix.copy(into, 0);
   into.writeUInt32BE(index, 7);
   into[11] = final ? 1 : 0;
@@ -67,29 +67,16 @@ function nonce(prefix: Buffer, index: number, final: boolean, into: Buffer = Buf
 }
 
 /** Seals one segment into `out` at `at`; returns the bytes written (plaintext + tag). */
-function sealInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, plaintext: Buffer, out: Buffer, at: number, nonceBuffer?: Buffer): number {
+function sealInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, plaintext: Buffer, out: Buffer, at: number, nonceBuffer: Buffer): number {
   return aead.seal(nonce(header.noncePrefix, index, final, nonceBuffer), header.bytes, plaintext, out, at);
 }
 
 /** Opens one sealed segment into `out` at `at`; throws, having written nothing usable, when it does not authenticate. */
-function openInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, sealed: Buffer, out: Buffer, at: number, nonceBuffer?: Buffer): number {
+function openInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, sealed: Buffer, out: Buffer, at: number, nonceBuffer: Buffer): number {
   if (sealed.length < TAG_BYTES) throw new CipherFormatError(`segment ${index} is truncated`);
   const opened = aead.open(nonce(header.noncePrefix, index, final, nonceBuffer), header.bytes, sealed, out, at);
   if (opened < 0) throw new CipherFormatError(`segment ${index} does not authenticate`);
   return opened;
-}
-
-export function sealSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, plaintext: Buffer): Buffer {
-  const out = Buffer.allocUnsafeSlow(plaintext.length + TAG_BYTES);
-  sealInto(segmentAead(key), header, index, final, plaintext, out, 0);
-  return out;
-}
-
-/** Opens one sealed segment; throws (and returns no plaintext at all) when it does not authenticate. */
-export function openSegment(key: Buffer, header: StreamHeader, index: number, final: boolean, sealed: Buffer): Buffer {
-  const out = Buffer.allocUnsafeSlow(Math.max(0, sealed.length - TAG_BYTES));
-  openInto(segmentAead(key), header, index, final, sealed, out, 0);
-  return out;
 }
 
 /** Number of segments holding `plaintextSize` bytes (an empty stream still has one, final, segment). */
