@@ -13,18 +13,13 @@
  *   open(ctx, nonce, aad, sealed, out, at) -> plaintext bytes written at out[at..], or -1 when the
  *                                            segment does not authenticate (that range is then zeroed)
  */
-#include <node_api.h>
+#include "coffre.h"
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <string.h>
 
 #define TAG_BYTES 16
 #define NONCE_BYTES 12
-
-static napi_value fail(napi_env env, const char *message) {
-  napi_throw_error(env, NULL, message);
-  return NULL;
-}
 
 static void free_context(napi_env env, void *data, void *hint) {
   (void)env;
@@ -130,10 +125,6 @@ static napi_value open_segment(napi_env env, napi_callback_info info) {
   return result;
 }
 
-NAPI_MODULE_INIT() {
-  napi_value fn;
-  if (napi_create_function(env, "context", NAPI_AUTO_LENGTH, context, NULL, &fn) != napi_ok || napi_set_named_property(env, exports, "context", fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "seal", NAPI_AUTO_LENGTH, seal, NULL, &fn) != napi_ok || napi_set_named_property(env, exports, "seal", fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "open", NAPI_AUTO_LENGTH, open_segment, NULL, &fn) != napi_ok || napi_set_named_property(env, exports, "open", fn) != napi_ok) return NULL;
-  return exports;
+int register_aes_gcm(napi_env env, napi_value exports) {
+  return export_function(env, exports, "context", context) && export_function(env, exports, "seal", seal) && export_function(env, exports, "open", open_segment);
 }

@@ -1,10 +1,10 @@
-# The optional native AES-256-GCM of the segment codecs (native/aes-gcm.c). Built by
-# scripts/build-native.mjs after `npm ci`; without it the codecs use node:crypto.
+# Coffre's optional native addon (native/module.c lists its parts). Built by
+# scripts/build-native.mjs after `npm ci`; without it Coffre does the same work in JavaScript.
 {
   "targets": [
     {
-      "target_name": "coffre_aes_gcm",
-      "sources": ["aes-gcm.c"],
+      "target_name": "coffre_native",
+      "sources": ["module.c", "aes-gcm.c", "durable-files.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Builds the optional native AES-256-GCM (native/aes-gcm.c) after `npm ci`. It needs a C
-// compiler, make, python3 and Node's headers (node-gyp builds offline against those npm is
-// configured with). When it cannot be built, Coffre runs the same format through node:crypto,
-// slower: the install goes on with a warning instead of failing.
+// Builds the optional native addon (native/module.c: AES-256-GCM, durable small files) after
+// `npm ci`. It needs a C compiler, make, python3 and Node's headers (node-gyp builds offline
+// against those npm is configured with). When it cannot be built, Coffre does the same work in
+// JavaScript (the same stored format through node:crypto, node:fs calls), slower: the install
+// goes on with a warning instead of failing.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,8 +18,8 @@ const prefix = path.resolve(path.dirname(process.execPath), '..');
 if (!process.env.npm_config_nodedir && fs.existsSync(path.join(prefix, 'include', 'node', 'node_api.h'))) args.push(`--nodedir=${prefix}`);
 const result = spawnSync(command, args, { cwd: nativeDir, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
 if (result.status === 0) {
-  process.stdout.write('native AES-256-GCM built (native/build/Release/coffre_aes_gcm.node)\n');
+  process.stdout.write('native addon built (native/build/Release/coffre_native.node)\n');
 } else {
   const reason = result.error?.message ?? result.stderr.trim().split('\n').slice(-5).join('\n');
-  process.stderr.write(`warning: the native AES-256-GCM could not be built; Coffre will use node:crypto (same format, slower).\n${reason}\n`);
+  process.stderr.write(`warning: the native addon could not be built; Coffre will use node:crypto and node:fs instead (same format, slower).\n${reason}\n`);
 }

@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { nativeAddon } from '../native.js';
 
 /**
  * AES-256-GCM of one segment, for the segment codecs: the native build when it is there (see
@@ -21,37 +20,17 @@ export interface SegmentAead {
 
 export type AeadImplementation = 'native' | 'node:crypto';
 
-interface NativeAesGcm {
-  context(key: Buffer): object;
-  seal(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
-  open(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
-}
-
 const TAG_BYTES = 16;
 
-/** Where scripts/build-native.mjs leaves the build, seen from src/crypto or dist/src/crypto; null when it is absent. */
-export function nativeBuildPath(): string | null {
-  for (const relative of ['../../native/build/Release/coffre_aes_gcm.node', '../../../native/build/Release/coffre_aes_gcm.node']) {
-    const file = new URL(relative, import.meta.url).pathname;
-    if (existsSync(file)) return file;
-  }
-  return null;
-}
-
-function loadNative(): NativeAesGcm | null {
-  if (process.env.COFFRE_AES_GCM === 'node') return null;
-  const file = nativeBuildPath();
-  return file ? (createRequire(import.meta.url)(file) as NativeAesGcm) : null;
-}
-
-const native = loadNative();
+// COFFRE_AES_GCM=node forces node:crypto even when the addon is built.
+const native = process.env.COFFRE_AES_GCM === 'node' ? null : nativeAddon;
 
 /** Which implementation this process uses (COFFRE_AES_GCM=node forces node:crypto). */
 export const aeadImplementation: AeadImplementation = native ? 'native' : 'node:crypto';
 
 export function segmentAead(key: Buffer, implementation: AeadImplementation = aeadImplementation): SegmentAead {
   if (implementation === 'native') {
-    if (!native) throw new Error('the native AES-256-GCM is not built (npm run postinstall)');
+    if (!native) throw new Error('the native addon is not built (npm run postinstall)');
     const context = native.context(key);
     return {
       seal: (nonce, aad, plaintext, out, at) => native.seal(context, nonce, aad, plaintext, out, at),

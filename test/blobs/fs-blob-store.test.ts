@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
+import { nativeDurableFiles, nodeFsDurableFiles } from '../../src/blobs/fs/durable-files.js';
 import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 
@@ -14,11 +15,15 @@ function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }
 
-blobStoreContract('fs', async (t) => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
-  return { store: new FsBlobStore(root), listAll: async () => listFiles(root) };
-});
+// Small blobs are written by the native addon's jobs when it is built, else through node:fs: both run the contract.
+for (const [name, files] of [['native files', nativeDurableFiles], ['node:fs files', nodeFsDurableFiles]] as const) {
+  if (!files) continue;
+  blobStoreContract(`fs (${name})`, async (t) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    return { store: new FsBlobStore(root, { files }), listAll: async () => listFiles(root) };
+  });
+}
 
 describe('FsBlobStore write-behind', () => {
   it('keeps every byte of a put whose data is synced in the background as it is written, and fails a body that breaks mid-way cleanly', async (t) => {
@@ -39,6 +44,25 @@ describe('FsBlobStore write-behind', () => {
     await assert.rejects(store.put(broken, Readable.from(breaking())), /client gone/);
     assert.equal(await store.exists(broken), false);
     assert.deepEqual(fs.readdirSync(path.join(root, 'tmp')), [], 'the temp file is removed');
+  });
+});
+
+describe('FsBlobStore small blobs', () => {
+  it('removes what a failed small-file write left, and keeps nothing under the key', async (t) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const diskFull = {
+      async writeFileDurably(file: string) {
+        fs.writeFileSync(file, 'half');
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+      syncDirectory: nodeFsDurableFiles.syncDirectory,
+    };
+    const store = new FsBlobStore(root, { files: diskFull });
+    const key = newBlobKey();
+    await assert.rejects(store.put(key, Readable.from([Buffer.from('small body')])), { code: 'ENOSPC' });
+    assert.equal(await store.exists(key), false);
+    assert.deepEqual(fs.readdirSync(path.join(root, 'tmp')), [], 'the half-written temp file is removed');
   });
 });
 

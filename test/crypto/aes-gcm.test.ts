@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { aeadImplementation, nativeBuildPath, segmentAead, type AeadImplementation } from '../../src/crypto/aes-gcm.js';
+import { aeadImplementation, segmentAead, type AeadImplementation } from '../../src/crypto/aes-gcm.js';
+import { nativeBuildPath } from '../../src/native.js';
 
 // Both implementations of the segment AEAD must agree byte for byte, with each other and with
 // node:crypto used directly, or blobs written by one would not open under the other.
 const implementations: AeadImplementation[] = aeadImplementation === 'native' ? ['native', 'node:crypto'] : ['node:crypto'];
 
 test('the native AES-256-GCM is used whenever it was built (npm ci builds it; always in CI)', () => {
-  if (process.env.CI === 'true') assert.ok(nativeBuildPath(), 'CI: scripts/build-native.mjs must have built native/build/Release/coffre_aes_gcm.node');
+  if (process.env.CI === 'true') assert.ok(nativeBuildPath(), 'CI: scripts/build-native.mjs must have built native/build/Release/coffre_native.node');
   const forcedOff = process.env.COFFRE_AES_GCM === 'node';
   assert.equal(aeadImplementation, nativeBuildPath() && !forcedOff ? 'native' : 'node:crypto');
 });

@@ -3,18 +3,10 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { promisify } from 'node:util';
 import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
+import { closeFile, dataSyncFile, durableFiles, openFile, skipBytes, syncFile, writevFile, type DurableFiles } from './durable-files.js';
 import { WriteBehind } from './write-behind.js';
-
-// Plain descriptors for the write path: a FileHandle (an object tracked for its close, with
-// promise plumbing per call) cost about 6 % of a small upload's CPU.
-const openFile = promisify(fs.open);
-const writevFile = promisify(fs.writev);
-const syncFile = promisify(fs.fsync);
-const dataSyncFile = promisify(fs.fdatasync);
-const closeFile = promisify(fs.close);
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
@@ -30,6 +22,8 @@ export interface FsBlobStoreOptions {
   writeBehindBytes?: number;
   /** How a directory is made durable (default: fsync of the directory); tests control it. */
   syncDirectory?: (dir: string) => Promise<void>;
+  /** How small blobs are written and directories synced (default: the native addon's when built). */
+  files?: DurableFiles;
 }
 
 /**
@@ -48,10 +42,12 @@ export class FsBlobStore implements BlobStore {
   private readonly directorySyncs: DirectorySyncs;
 
   private readonly writeBehindBytes: number;
+  private readonly files: DurableFiles;
 
   constructor(private readonly root: string, options: FsBlobStoreOptions = {}) {
     this.writeBehindBytes = options.writeBehindBytes ?? WRITE_BEHIND_BYTES;
-    this.directorySyncs = new DirectorySyncs(options.syncDirectory ?? syncDirectory);
+    this.files = options.files ?? durableFiles;
+    this.directorySyncs = new DirectorySyncs(options.syncDirectory ?? this.files.syncDirectory);
     this.tmpDir = path.join(root, 'tmp');
     fs.mkdirSync(this.tmpDir, { recursive: true });
   }
@@ -66,22 +62,22 @@ export class FsBlobStore implements BlobStore {
     // Awaited once the bytes are written: a rejection before then is not an unhandled one.
     options.visibleAfter?.catch(() => {});
     const temp = path.join(this.tmpDir, `${key}.${randomBytes(6).toString('hex')}.part`);
-    const fd = await openFile(temp, 'wx', 0o600);
-    let open = true;
+    // Opened once a first batch is full: a smaller blob is written whole at the end.
+    let fd: number | null = null;
+    let writeBehind: WriteBehind | null = null;
     let size = 0;
-    const writeBehind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile);
     try {
       // Chunks are gathered into ~1 MiB batches written with one writev each; awaiting each
       // batch keeps back-pressure on the source and memory flat.
       let batch: Buffer[] = [];
       let batchBytes = 0;
-      const flush = async () => {
+      const flush = async (into: number) => {
         let pending = batch;
         let remaining = batchBytes;
         batch = [];
         batchBytes = 0;
         while (remaining > 0) {
-          const { bytesWritten } = await writevFile(fd, pending);
+          const { bytesWritten } = await writevFile(into, pending);
           remaining -= bytesWritten;
           if (remaining > 0) pending = skipBytes(pending, bytesWritten);
         }
@@ -92,20 +88,29 @@ export class FsBlobStore implements BlobStore {
         batchBytes += bytes.length;
         size += bytes.length;
         if (batchBytes >= WRITE_BATCH_BYTES) {
+          if (fd === null) {
+            fd = await openFile(temp, 'wx', 0o600);
+            writeBehind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile);
+          }
           const written = batchBytes;
-          await flush();
-          writeBehind.wrote(written);
+          await flush(fd);
+          writeBehind!.wrote(written);
         }
       }
-      // The last batch goes straight to the closing fsync.
-      await flush();
-      await writeBehind.settle();
-      // The bytes and the file's size are on disk before any name points at them.
-      await syncFile(fd);
-      open = false;
-      // Synced, the descriptor has nothing left to say: the rename need not wait for its close
-      // (a threadpool round trip, a tenth of a small upload's time here).
-      closeFile(fd).catch(() => {});
+      if (fd === null) {
+        // Created, written, synced and closed in one go (one threadpool job with the native addon).
+        await this.files.writeFileDurably(temp, batch);
+      } else {
+        // The last batch goes straight to the closing fsync.
+        await flush(fd);
+        await writeBehind!.settle();
+        // The bytes and the file's size are on disk before any name points at them.
+        await syncFile(fd);
+        // Synced, the descriptor has nothing left to say: the rename need not wait for its close
+        // (a threadpool round trip).
+        closeFile(fd).catch(() => {});
+        fd = null;
+      }
       // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
       await options.visibleAfter;
       await this.renameIntoPlace(temp, target);
@@ -120,9 +125,11 @@ export class FsBlobStore implements BlobStore {
       durable.catch(() => {});
       return { size, durable };
     } catch (error) {
-      // No sync may still use the descriptor's number once it is closed (and perhaps reused).
-      await writeBehind.settle().catch(() => {});
-      if (open) await closeFile(fd).catch(() => {});
+      if (fd !== null) {
+        // No sync may still use the descriptor's number once it is closed (and perhaps reused).
+        await writeBehind?.settle().catch(() => {});
+        await closeFile(fd).catch(() => {});
+      }
       await fsp.rm(temp, { force: true });
       throw error;
     }
@@ -198,29 +205,5 @@ export class FsBlobStore implements BlobStore {
       }
     }
     return removed;
-  }
-}
-
-/** The buffers after the first `n` bytes (after a short writev). */
-function skipBytes(buffers: Buffer[], n: number): Buffer[] {
-  const out: Buffer[] = [];
-  let skip = n;
-  for (const b of buffers) {
-    if (skip >= b.length) {
-      skip -= b.length;
-      continue;
-    }
-    out.push(skip > 0 ? b.subarray(skip) : b);
-    skip = 0;
-  }
-  return out;
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const fd = await openFile(dir, 'r');
-  try {
-    await syncFile(fd);
-  } finally {
-    await closeFile(fd);
   }
 }

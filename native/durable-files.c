@@ -1,0 +1,210 @@
+/*
+ * Durable files for the filesystem blob store (src/blobs/fs/durable-files.ts), each operation one
+ * job on libuv's threadpool. Through node:fs every system call is a job of its own: a pool thread
+ * woken for it, then the event loop woken for its answer. A small upload's blob took eight of
+ * them (open, write, fsync, close and rename of the file, then open, fsync and close of its
+ * directory), and on the 2-core bench VM waking a thread costs more than most of those calls.
+ *
+ * Exports:
+ *   writeFileDurably(path, chunks) -> Promise<void>: creates `path` (it must not exist, mode
+ *       0600), writes the Uint8Arrays of `chunks` in order, fsyncs and closes it
+ *   syncDirectory(path) -> Promise<void>: opens the directory, fsyncs it (its entries survive a
+ *       crash), closes it
+ * A failure rejects with an Error shaped like node:fs's (code, errno, syscall, path); a file
+ * left half-written is for the caller to remove.
+ */
+#define _GNU_SOURCE
+#include "coffre.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <uv.h>
+
+struct file_job {
+  napi_async_work work;
+  napi_deferred deferred;
+  /* Keeps the chunks (and so their memory) alive while the job runs. */
+  napi_ref chunks_ref;
+  char *path;
+  struct iovec *chunks;
+  size_t count;
+  int error;
+  const char *syscall;
+};
+
+static void record(struct file_job *job, const char *syscall) {
+  if (job->error) return;
+  job->error = errno;
+  job->syscall = syscall;
+}
+
+static void write_file(napi_env env, void *data) {
+  (void)env;
+  struct file_job *job = data;
+  int fd = open(job->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return record(job, "open");
+  size_t next = 0;
+  for (;;) {
+    while (next < job->count && job->chunks[next].iov_len == 0) next++;
+    if (next == job->count) break;
+    size_t batch = job->count - next < IOV_MAX ? job->count - next : IOV_MAX;
+    ssize_t written = writev(fd, job->chunks + next, (int)batch);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      record(job, "write");
+      break;
+    }
+    /* A short write: the rest of the chunk it stopped in, then the next ones. */
+    for (size_t left = (size_t)written; left > 0; next++) {
+      if (left < job->chunks[next].iov_len) {
+        job->chunks[next].iov_base = (char *)job->chunks[next].iov_base + left;
+        job->chunks[next].iov_len -= left;
+        break;
+      }
+      left -= job->chunks[next].iov_len;
+    }
+  }
+  if (!job->error && fsync(fd) != 0) record(job, "fsync");
+  if (close(fd) != 0) record(job, "close");
+}
+
+static void sync_directory(napi_env env, void *data) {
+  (void)env;
+  struct file_job *job = data;
+  int fd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return record(job, "open");
+  if (fsync(fd) != 0) record(job, "fsync");
+  if (close(fd) != 0) record(job, "close");
+}
+
+static void free_job(napi_env env, struct file_job *job) {
+  if (job->chunks_ref) napi_delete_reference(env, job->chunks_ref);
+  if (job->work) napi_delete_async_work(env, job->work);
+  free(job->chunks);
+  free(job->path);
+  free(job);
+}
+
+/* The rejection node:fs would give: "ENOENT: no such file or directory, open '<path>'". */
+static napi_value fs_error(napi_env env, struct file_job *job) {
+  const char *code = uv_err_name(-job->error);
+  char message[PATH_MAX + 256];
+  snprintf(message, sizeof message, "%s: %s, %s '%s'", code, strerror(job->error), job->syscall, job->path);
+  napi_value error, value;
+  napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &value);
+  napi_create_error(env, NULL, value, &error);
+  napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &value);
+  napi_set_named_property(env, error, "code", value);
+  napi_create_int32(env, -job->error, &value);
+  napi_set_named_property(env, error, "errno", value);
+  napi_create_string_utf8(env, job->syscall, NAPI_AUTO_LENGTH, &value);
+  napi_set_named_property(env, error, "syscall", value);
+  napi_create_string_utf8(env, job->path, NAPI_AUTO_LENGTH, &value);
+  napi_set_named_property(env, error, "path", value);
+  return error;
+}
+
+static void complete(napi_env env, napi_status status, void *data) {
+  struct file_job *job = data;
+  napi_value result;
+  if (status == napi_ok && !job->error) {
+    napi_get_undefined(env, &result);
+    napi_resolve_deferred(env, job->deferred, result);
+  } else {
+    if (!job->error) {
+      job->error = ECANCELED;
+      job->syscall = "queue";
+    }
+    napi_reject_deferred(env, job->deferred, fs_error(env, job));
+  }
+  free_job(env, job);
+}
+
+/* Reads the path argument into a new job; NULL (an exception pending) when it is not a string. */
+static struct file_job *new_job(napi_env env, napi_value path) {
+  size_t length;
+  if (napi_get_value_string_utf8(env, path, NULL, 0, &length) != napi_ok || length == 0 || length >= PATH_MAX) {
+    napi_throw_type_error(env, NULL, "expected a path");
+    return NULL;
+  }
+  struct file_job *job = calloc(1, sizeof *job);
+  if (job == NULL || (job->path = malloc(length + 1)) == NULL) {
+    free(job);
+    fail(env, "out of memory");
+    return NULL;
+  }
+  napi_get_value_string_utf8(env, path, job->path, length + 1, &length);
+  return job;
+}
+
+/* Queues `job` to run `execute`; returns its promise, or NULL (an exception pending, the job freed). */
+static napi_value queue(napi_env env, struct file_job *job, const char *name, napi_async_execute_callback execute) {
+  napi_value promise, resource_name;
+  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok || napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
+      napi_create_async_work(env, NULL, resource_name, execute, complete, job, &job->work) != napi_ok || napi_queue_async_work(env, job->work) != napi_ok) {
+    /* A deferred never settled is only garbage; the exception tells the caller. */
+    free_job(env, job);
+    return fail(env, "could not queue the file job");
+  }
+  return promise;
+}
+
+static napi_value write_file_durably(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  bool is_array = false;
+  uint32_t count;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[1], &count) != napi_ok) {
+    napi_throw_type_error(env, NULL, "writeFileDurably(path, chunks): chunks must be an array of Uint8Arrays");
+    return NULL;
+  }
+  struct file_job *job = new_job(env, argv[0]);
+  if (job == NULL) return NULL;
+  job->count = count;
+  if (count > 0 && (job->chunks = calloc(count, sizeof *job->chunks)) == NULL) {
+    free_job(env, job);
+    return fail(env, "out of memory");
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value chunk, buffer;
+    bool is_typed_array = false;
+    napi_typedarray_type type;
+    size_t length, offset;
+    void *bytes;
+    if (napi_get_element(env, argv[1], i, &chunk) != napi_ok || napi_is_typedarray(env, chunk, &is_typed_array) != napi_ok || !is_typed_array ||
+        napi_get_typedarray_info(env, chunk, &type, &length, &bytes, &buffer, &offset) != napi_ok || type != napi_uint8_array) {
+      free_job(env, job);
+      napi_throw_type_error(env, NULL, "writeFileDurably(path, chunks): chunks must be an array of Uint8Arrays");
+      return NULL;
+    }
+    job->chunks[i].iov_base = bytes;
+    job->chunks[i].iov_len = length;
+  }
+  if (napi_create_reference(env, argv[1], 1, &job->chunks_ref) != napi_ok) {
+    free_job(env, job);
+    return fail(env, "out of memory");
+  }
+  return queue(env, job, "coffre:writeFileDurably", write_file);
+}
+
+static napi_value sync_directory_call(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
+    napi_throw_type_error(env, NULL, "syncDirectory(path): expected a path");
+    return NULL;
+  }
+  struct file_job *job = new_job(env, argv[0]);
+  if (job == NULL) return NULL;
+  return queue(env, job, "coffre:syncDirectory", sync_directory);
+}
+
+int register_durable_files(napi_env env, napi_value exports) {
+  return export_function(env, exports, "writeFileDurably", write_file_durably) && export_function(env, exports, "syncDirectory", sync_directory_call);
+}

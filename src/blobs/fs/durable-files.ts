@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { nativeAddon } from '../../native.js';
+
+// Plain descriptors: a FileHandle (an object tracked for its close, with promise plumbing per
+// call) cost about 6 % of a small upload's CPU.
+export const openFile = promisify(fs.open);
+export const writevFile = promisify(fs.writev);
+export const syncFile = promisify(fs.fsync);
+export const dataSyncFile = promisify(fs.fdatasync);
+export const closeFile = promisify(fs.close);
+
+/**
+ * The durable small-file steps of the filesystem store, each one threadpool job when the native
+ * addon is built (native/durable-files.c), else the same system calls through node:fs, a job
+ * each. A small upload's blob took eight jobs through node:fs (file: open, write, fsync, close,
+ * rename; directory: open, fsync, close), each waking a pool thread and then the event loop;
+ * on the 2-core bench VM those wake-ups cost more than the calls. `COFFRE_NATIVE_FILES=node`
+ * forces node:fs (tests run both).
+ */
+export interface DurableFiles {
+  /** Creates `file` (which must not exist, mode 0600), writes `chunks` in order, fsyncs and closes it. */
+  writeFileDurably(file: string, chunks: Buffer[]): Promise<void>;
+  /** fsyncs a directory, so that its entries survive a crash. */
+  syncDirectory(dir: string): Promise<void>;
+}
+
+export const nodeFsDurableFiles: DurableFiles = {
+  async writeFileDurably(file, chunks) {
+    const fd = await openFile(file, 'wx', 0o600);
+    try {
+      let pending = chunks;
+      let remaining = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+      while (remaining > 0) {
+        const { bytesWritten } = await writevFile(fd, pending);
+        remaining -= bytesWritten;
+        if (remaining > 0) pending = skipBytes(pending, bytesWritten);
+      }
+      await syncFile(fd);
+    } finally {
+      await closeFile(fd);
+    }
+  },
+  async syncDirectory(dir) {
+    const fd = await openFile(dir, 'r');
+    try {
+      await syncFile(fd);
+    } finally {
+      await closeFile(fd);
+    }
+  },
+};
+
+const native = process.env.COFFRE_NATIVE_FILES === 'node' ? null : nativeAddon;
+
+export const nativeDurableFiles: DurableFiles | null = native && {
+  writeFileDurably: (file, chunks) => native.writeFileDurably(file, chunks),
+  syncDirectory: (dir) => native.syncDirectory(dir),
+};
+
+/** What this process uses. */
+export const durableFiles: DurableFiles = nativeDurableFiles ?? nodeFsDurableFiles;
+
+/** The buffers after the first `n` bytes (after a short writev). */
+export function skipBytes(buffers: Buffer[], n: number): Buffer[] {
+  const out: Buffer[] = [];
+  let skip = n;
+  for (const b of buffers) {
+    if (skip >= b.length) {
+      skip -= b.length;
+      continue;
+    }
+    out.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
+  }
+  return out;
+}

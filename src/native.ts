@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/**
+ * Coffre's optional native addon (native/module.c), built by `npm ci`. Every user of it has a
+ * JavaScript path doing the same work, taken when the build is absent.
+ */
+export interface NativeAddon {
+  /** AES-256-GCM (native/aes-gcm.c; see src/crypto/aes-gcm.ts). */
+  context(key: Buffer): object;
+  seal(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
+  open(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
+  /** Durable files, one threadpool job each (native/durable-files.c; see src/blobs/fs/durable-files.ts). */
+  writeFileDurably(path: string, chunks: Uint8Array[]): Promise<void>;
+  syncDirectory(path: string): Promise<void>;
+}
+
+/** Where scripts/build-native.mjs leaves the build, seen from src or dist/src; null when it is absent. */
+export function nativeBuildPath(): string | null {
+  for (const relative of ['../native/build/Release/coffre_native.node', '../../native/build/Release/coffre_native.node']) {
+    const file = new URL(relative, import.meta.url).pathname;
+    if (existsSync(file)) return file;
+  }
+  return null;
+}
+
+function load(): NativeAddon | null {
+  const file = nativeBuildPath();
+  return file ? (createRequire(import.meta.url)(file) as NativeAddon) : null;
+}
+
+/** The addon, or null when it was not built. */
+export const nativeAddon: NativeAddon | null = load();
