@@ -6,11 +6,13 @@
  * directory), and on the 2-core bench VM waking a thread costs more than most of those calls.
  *
  * Exports:
- *   writeFileDurably(path, chunks) -> Promise<void>: creates `path` (it must not exist, mode
- *       0600), writes the Uint8Arrays of `chunks` in order, fsyncs and closes it
+ *   writeFileDurably(path, chunks[, renameTo]) -> Promise<void>: creates `path` (it must not
+ *       exist, mode 0600), writes the Uint8Arrays of `chunks` in order, fsyncs and closes it, then
+ *       renames it to `renameTo` when given (a rejection with syscall 'rename' leaves it whole
+ *       under `path`)
  *   syncDirectory(path) -> Promise<void>: opens the directory, fsyncs it (its entries survive a
  *       crash), closes it
- * A failure rejects with an Error shaped like node:fs's (code, errno, syscall, path); a file
+ * A failure rejects with an Error shaped like node:fs's (code, errno, syscall, path, dest); a file
  * left half-written is for the caller to remove.
  */
 #define _GNU_SOURCE
@@ -31,6 +33,7 @@ struct file_job {
   /* Keeps the chunks (and so their memory) alive while the job runs. */
   napi_ref chunks_ref;
   char *path;
+  char *rename_to;
   struct iovec *chunks;
   size_t count;
   int error;
@@ -71,6 +74,7 @@ static void write_file(napi_env env, void *data) {
   }
   if (!job->error && fsync(fd) != 0) record(job, "fsync");
   if (close(fd) != 0) record(job, "close");
+  if (!job->error && job->rename_to != NULL && rename(job->path, job->rename_to) != 0) record(job, "rename");
 }
 
 static void sync_directory(napi_env env, void *data) {
@@ -86,6 +90,7 @@ static void free_job(napi_env env, struct file_job *job) {
   if (job->chunks_ref) napi_delete_reference(env, job->chunks_ref);
   if (job->work) napi_delete_async_work(env, job->work);
   free(job->chunks);
+  free(job->rename_to);
   free(job->path);
   free(job);
 }
@@ -93,8 +98,10 @@ static void free_job(napi_env env, struct file_job *job) {
 /* The rejection node:fs would give: "ENOENT: no such file or directory, open '<path>'". */
 static napi_value fs_error(napi_env env, struct file_job *job) {
   const char *code = uv_err_name(-job->error);
-  char message[PATH_MAX + 256];
-  snprintf(message, sizeof message, "%s: %s, %s '%s'", code, strerror(job->error), job->syscall, job->path);
+  int renaming = strcmp(job->syscall, "rename") == 0;
+  char message[2 * PATH_MAX + 256];
+  snprintf(message, sizeof message, "%s: %s, %s '%s'%s%s%s", code, strerror(job->error), job->syscall, job->path, renaming ? " -> '" : "", renaming ? job->rename_to : "",
+           renaming ? "'" : "");
   napi_value error, value;
   napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &value);
   napi_create_error(env, NULL, value, &error);
@@ -106,6 +113,10 @@ static napi_value fs_error(napi_env env, struct file_job *job) {
   napi_set_named_property(env, error, "syscall", value);
   napi_create_string_utf8(env, job->path, NAPI_AUTO_LENGTH, &value);
   napi_set_named_property(env, error, "path", value);
+  if (renaming) {
+    napi_create_string_utf8(env, job->rename_to, NAPI_AUTO_LENGTH, &value);
+    napi_set_named_property(env, error, "dest", value);
+  }
   return error;
 }
 
@@ -125,20 +136,33 @@ static void complete(napi_env env, napi_status status, void *data) {
   free_job(env, job);
 }
 
-/* Reads the path argument into a new job; NULL (an exception pending) when it is not a string. */
-static struct file_job *new_job(napi_env env, napi_value path) {
+/* A copy of a path argument; NULL (an exception pending) when it is not a non-empty string. */
+static char *path_of(napi_env env, napi_value value) {
   size_t length;
-  if (napi_get_value_string_utf8(env, path, NULL, 0, &length) != napi_ok || length == 0 || length >= PATH_MAX) {
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok || length == 0 || length >= PATH_MAX) {
     napi_throw_type_error(env, NULL, "expected a path");
     return NULL;
   }
-  struct file_job *job = calloc(1, sizeof *job);
-  if (job == NULL || (job->path = malloc(length + 1)) == NULL) {
-    free(job);
+  char *path = malloc(length + 1);
+  if (path == NULL) {
     fail(env, "out of memory");
     return NULL;
   }
-  napi_get_value_string_utf8(env, path, job->path, length + 1, &length);
+  napi_get_value_string_utf8(env, value, path, length + 1, &length);
+  return path;
+}
+
+/* A new job for the path argument; NULL (an exception pending) when it is not one. */
+static struct file_job *new_job(napi_env env, napi_value path) {
+  struct file_job *job = calloc(1, sizeof *job);
+  if (job == NULL) {
+    fail(env, "out of memory");
+    return NULL;
+  }
+  if ((job->path = path_of(env, path)) == NULL) {
+    free(job);
+    return NULL;
+  }
   return job;
 }
 
@@ -155,8 +179,9 @@ static napi_value queue(napi_env env, struct file_job *job, const char *name, na
 }
 
 static napi_value write_file_durably(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_valuetype rename_type = napi_undefined;
   bool is_array = false;
   uint32_t count;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array ||
@@ -166,6 +191,10 @@ static napi_value write_file_durably(napi_env env, napi_callback_info info) {
   }
   struct file_job *job = new_job(env, argv[0]);
   if (job == NULL) return NULL;
+  if (argc > 2 && napi_typeof(env, argv[2], &rename_type) == napi_ok && rename_type != napi_undefined && (job->rename_to = path_of(env, argv[2])) == NULL) {
+    free_job(env, job);
+    return NULL;
+  }
   job->count = count;
   if (count > 0 && (job->chunks = calloc(count, sizeof *job->chunks)) == NULL) {
     free_job(env, job);

@@ -11,7 +11,7 @@ export interface NativeAddon {
   seal(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
   open(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
   /** Durable files, one threadpool job each (native/durable-files.c; see src/blobs/fs/durable-files.ts). */
-  writeFileDurably(path: string, chunks: Uint8Array[]): Promise<void>;
+  writeFileDurably(path: string, chunks: Uint8Array[], renameTo?: string): Promise<void>;
   syncDirectory(path: string): Promise<void>;
 }
 

@@ -60,6 +60,26 @@ for (const [name, files] of implementations) {
       assert.equal(fs.existsSync(path.join(dir, 'no')), false);
     });
 
+    it('renames the synced file into place when asked; a rename that fails says so and leaves the file whole under its first name', async (t) => {
+      const dir = scratch(t);
+      const data = randomBytes(5000);
+      const temp = path.join(dir, 'temp');
+      const target = path.join(dir, 'target');
+      await files.writeFileDurably(temp, [data.subarray(0, 10), data.subarray(10)], target);
+      assert.ok(fs.readFileSync(target).equals(data));
+      assert.equal(fs.existsSync(temp), false);
+
+      const nowhere = path.join(dir, 'missing', 'target');
+      await assert.rejects(files.writeFileDurably(temp, [data], nowhere), (error: NodeJS.ErrnoException & { dest?: string }) => {
+        assert.equal(error.code, 'ENOENT');
+        assert.equal(error.syscall, 'rename');
+        assert.equal(error.path, temp);
+        assert.equal(error.dest, nowhere);
+        return true;
+      });
+      assert.ok(fs.readFileSync(temp).equals(data), 'whole under the temp name');
+    });
+
     it('syncs a directory; a missing one is ENOENT and a file is not a directory', async (t) => {
       const dir = scratch(t);
       await files.syncDirectory(dir);

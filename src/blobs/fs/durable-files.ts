@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { nativeAddon } from '../../native.js';
 
@@ -15,18 +16,22 @@ export const closeFile = promisify(fs.close);
  * addon is built (native/durable-files.c), else the same system calls through node:fs, a job
  * each. A small upload's blob took eight jobs through node:fs (file: open, write, fsync, close,
  * rename; directory: open, fsync, close), each waking a pool thread and then the event loop;
- * on the 2-core bench VM those wake-ups cost more than the calls. `COFFRE_NATIVE_FILES=node`
+ * on the 2-core bench VM those wake-ups cost more than the calls. With the addon it takes two. `COFFRE_NATIVE_FILES=node`
  * forces node:fs (tests run both).
  */
 export interface DurableFiles {
-  /** Creates `file` (which must not exist, mode 0600), writes `chunks` in order, fsyncs and closes it. */
-  writeFileDurably(file: string, chunks: Buffer[]): Promise<void>;
+  /**
+   * Creates `file` (which must not exist, mode 0600), writes `chunks` in order, fsyncs and closes
+   * it, then renames it to `renameTo` when given. A failure of that rename (its error's `syscall`
+   * is `rename`) leaves the file whole under its first name.
+   */
+  writeFileDurably(file: string, chunks: Buffer[], renameTo?: string): Promise<void>;
   /** fsyncs a directory, so that its entries survive a crash. */
   syncDirectory(dir: string): Promise<void>;
 }
 
 export const nodeFsDurableFiles: DurableFiles = {
-  async writeFileDurably(file, chunks) {
+  async writeFileDurably(file, chunks, renameTo) {
     const fd = await openFile(file, 'wx', 0o600);
     try {
       let pending = chunks;
@@ -40,6 +45,7 @@ export const nodeFsDurableFiles: DurableFiles = {
     } finally {
       await closeFile(fd);
     }
+    if (renameTo !== undefined) await fsp.rename(file, renameTo);
   },
   async syncDirectory(dir) {
     const fd = await openFile(dir, 'r');
@@ -54,7 +60,7 @@ export const nodeFsDurableFiles: DurableFiles = {
 const native = process.env.COFFRE_NATIVE_FILES === 'node' ? null : nativeAddon;
 
 export const nativeDurableFiles: DurableFiles | null = native && {
-  writeFileDurably: (file, chunks) => native.writeFileDurably(file, chunks),
+  writeFileDurably: (file, chunks, renameTo) => native.writeFileDurably(file, chunks, renameTo),
   syncDirectory: (dir) => native.syncDirectory(dir),
 };
 

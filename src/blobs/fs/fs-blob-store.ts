@@ -98,8 +98,15 @@ export class FsBlobStore implements BlobStore {
         }
       }
       if (fd === null) {
-        // Created, written, synced and closed in one go (one threadpool job with the native addon).
-        await this.files.writeFileDurably(temp, batch);
+        // A blob of one batch at most: once it may be visible, created, written, synced, closed and
+        // renamed into place in one go (one threadpool job with the native addon). Waiting for
+        // `visibleAfter` first costs it little: its bytes are all here already.
+        await options.visibleAfter;
+        await this.files.writeFileDurably(temp, batch, target).catch(async (error: NodeJS.ErrnoException) => {
+          // The key's directories do not exist yet: the file is whole under its temp name.
+          if (error.syscall !== 'rename' || error.code !== 'ENOENT') throw error;
+          await this.renameIntoPlace(temp, target);
+        });
       } else {
         // The last batch goes straight to the closing fsync.
         await flush(fd);
@@ -110,10 +117,10 @@ export class FsBlobStore implements BlobStore {
         // (a threadpool round trip).
         closeFile(fd).catch(() => {});
         fd = null;
+        // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
+        await options.visibleAfter;
+        await this.renameIntoPlace(temp, target);
       }
-      // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
-      await options.visibleAfter;
-      await this.renameIntoPlace(temp, target);
       // The new entry itself: without this a crash may lose the name (ext4 without a journal
       // writes directory blocks only when asked), and the row about to commit would point at nothing.
       const durable = this.directorySyncs.sync(path.dirname(target));
