@@ -6,7 +6,7 @@ import { nativeAddon } from '../../native.js';
 // Plain descriptors: a FileHandle (an object tracked for its close, with promise plumbing per
 // call) cost about 6 % of a small upload's CPU.
 export const openFile = promisify(fs.open);
-export const writevFile = promisify(fs.writev);
+const writevFile = promisify(fs.writev);
 export const syncFile = promisify(fs.fsync);
 export const dataSyncFile = promisify(fs.fdatasync);
 export const closeFile = promisify(fs.close);
@@ -16,8 +16,8 @@ export const closeFile = promisify(fs.close);
  * addon is built (native/durable-files.c), else the same system calls through node:fs, a job
  * each. A small upload's blob took eight jobs through node:fs (file: open, write, fsync, close,
  * rename; directory: open, fsync, close), each waking a pool thread and then the event loop;
- * on the 2-core bench VM those wake-ups cost more than the calls. With the addon it takes two. `COFFRE_NATIVE_FILES=node`
- * forces node:fs (tests run both).
+ * on the 2-core bench VM those wake-ups cost more than the calls. With the addon it takes two.
+ * `COFFRE_NATIVE_FILES=node` forces node:fs (tests run both).
  */
 export interface DurableFiles {
   /**
@@ -34,13 +34,7 @@ export const nodeFsDurableFiles: DurableFiles = {
   async writeFileDurably(file, chunks, renameTo) {
     const fd = await openFile(file, 'wx', 0o600);
     try {
-      let pending = chunks;
-      let remaining = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-      while (remaining > 0) {
-        const { bytesWritten } = await writevFile(fd, pending);
-        remaining -= bytesWritten;
-        if (remaining > 0) pending = skipBytes(pending, bytesWritten);
-      }
+      await writevAll(fd, chunks, chunks.reduce((sum, chunk) => sum + chunk.length, 0));
       await syncFile(fd);
     } finally {
       await closeFile(fd);
@@ -67,8 +61,19 @@ export const nativeDurableFiles: DurableFiles | null = native && {
 /** What this process uses. */
 export const durableFiles: DurableFiles = nativeDurableFiles ?? nodeFsDurableFiles;
 
+/** Writes `chunks` (`bytes` in all) at the file's position, however many writevs that takes. */
+export async function writevAll(fd: number, chunks: Buffer[], bytes: number): Promise<void> {
+  let pending = chunks;
+  let remaining = bytes;
+  while (remaining > 0) {
+    const { bytesWritten } = await writevFile(fd, pending);
+    remaining -= bytesWritten;
+    if (remaining > 0) pending = skipBytes(pending, bytesWritten);
+  }
+}
+
 /** The buffers after the first `n` bytes (after a short writev). */
-export function skipBytes(buffers: Buffer[], n: number): Buffer[] {
+function skipBytes(buffers: Buffer[], n: number): Buffer[] {
   const out: Buffer[] = [];
   let skip = n;
   for (const b of buffers) {

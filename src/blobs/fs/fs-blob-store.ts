@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
-import { closeFile, dataSyncFile, durableFiles, openFile, skipBytes, syncFile, writevFile, type DurableFiles } from './durable-files.js';
+import { closeFile, dataSyncFile, durableFiles, openFile, syncFile, writevAll, type DurableFiles } from './durable-files.js';
 import { WriteBehind } from './write-behind.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
@@ -72,15 +72,10 @@ export class FsBlobStore implements BlobStore {
       let batch: Buffer[] = [];
       let batchBytes = 0;
       const flush = async (into: number) => {
-        let pending = batch;
-        let remaining = batchBytes;
+        const [chunks, bytes] = [batch, batchBytes];
         batch = [];
         batchBytes = 0;
-        while (remaining > 0) {
-          const { bytesWritten } = await writevFile(into, pending);
-          remaining -= bytesWritten;
-          if (remaining > 0) pending = skipBytes(pending, bytesWritten);
-        }
+        await writevAll(into, chunks, bytes);
       };
       for await (const chunk of body) {
         const bytes = chunk as Buffer;
