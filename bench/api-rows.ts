@@ -149,7 +149,11 @@ async function putMany(origin: string, pathFor: (i: number) => string, headers: 
  * creating files right after deleting thousands skips the deleted inodes one by one (ext4 will
  * not reuse an inode freed in the last minute), which would slow whoever created files next.
  */
-export async function smallFileRows(subject: ApiSubject, folderId: string, ceilingPort: number, label: string): Promise<Row[]> {
+/**
+ * Row 7: small uploads against bare writes with fsync. `inStore`: the same run against a server
+ * started with COFFRE_INLINE_BLOB_BYTES=0 (every file in the blob store), an informational row.
+ */
+export async function smallFileRows(subject: ApiSubject, folderId: string, ceilingPort: number, label: string, options: { inStore?: boolean } = {}): Promise<Row[]> {
   const count = Number(process.env.BENCH_SMALL_FILES ?? 10_000);
   const rounds = Number(process.env.BENCH_SMALL_ROUNDS ?? 3);
   const warmup = Number(process.env.BENCH_SMALL_WARMUP ?? 2_000);
@@ -174,16 +178,16 @@ export async function smallFileRows(subject: ApiSubject, folderId: string, ceili
     times.coffre.push(round % 2 === 0 ? b : a);
   }
   const ratios = times.coffre.map((t, i) => times.bare[i] / t);
-  process.stderr.write(`${label} small uploads: ${times.coffre.map((t, i) => `${(count / t).toFixed(0)}/${(count / times.bare[i]).toFixed(0)} files/s`).join(', ')}\n`);
+  process.stderr.write(`${label} small uploads${options.inStore ? ' (blob store)' : ''}: ${times.coffre.map((t, i) => `${(count / t).toFixed(0)}/${(count / times.bare[i]).toFixed(0)} files/s`).join(', ')}\n`);
   const ratio = median(ratios);
-  return [
-    {
-      name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients`,
-      figure: `${(count / median(times.coffre)).toFixed(0)} files/s`,
-      ceiling: `${(count / median(times.bare)).toFixed(0)} files/s (bare node:http, fsync)`,
-      ratio: `${(ratio * 100).toFixed(0)} %`,
-      bar: '≥ 30 %',
-      pass: ratio >= 0.3,
-    },
-  ];
+  const figures = {
+    figure: `${(count / median(times.coffre)).toFixed(0)} files/s`,
+    ceiling: `${(count / median(times.bare)).toFixed(0)} files/s (bare node:http, fsync)`,
+    ratio: `${(ratio * 100).toFixed(0)} %`,
+  };
+  if (options.inStore) {
+    return [{ name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients, every file in the blob store (COFFRE_INLINE_BLOB_BYTES=0)`, ...figures, bar: '—', pass: null }];
+  }
+  // Coffre's default: bodies this small are kept in the database (COFFRE_INLINE_BLOB_BYTES).
+  return [{ name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients (kept in the database)`, ...figures, bar: '≥ 30 %', pass: ratio >= 0.3 }];
 }

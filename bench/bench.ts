@@ -10,7 +10,7 @@
  *
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
- * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_ROWS (`1,4,7,files,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_ROWS (`1,4,7,7-store,files,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -35,7 +35,7 @@ const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Which rows run (development): any of 1, 4, 7 and `files` (rows 2, 3, 5, 6); default all. */
-const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,files,scale').split(','));
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,scale').split(','));
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const start = startCommand();
@@ -151,6 +151,15 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
 
     // Row 7.
     if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, label)));
+    // Row 7 again with every file in the blob store (informational): what keeping small files in
+    // the database saves, and where the blob store's own path stands.
+    if (ONLY.has('7-store')) {
+      await stop(server);
+      server = spawnServer(start.args, { ...env, COFFRE_INLINE_BLOB_BYTES: '0' });
+      await waitFor(`${origin}/healthz`);
+      const inStore = await createFolder(subject, 'small in the store');
+      rows.push(...(await smallFileRows(subject, inStore, ceilingPort, label, { inStore: true })));
+    }
 
   } finally {
     await stop(server);
@@ -199,6 +208,7 @@ async function main() {
     [
       `Servers (Coffre started as \`npm start\` runs it — its environment and Node flags — and the bare ceilings with the same environment) run free on both cores; the load runs in the bench process, ${load}: autocannon for the request rates (${process.env.BENCH_API_ROUNDS ?? 3} alternating rounds of ${process.env.BENCH_API_SECONDS ?? 4} s each side, median ratio), undici for latencies and small uploads (${process.env.BENCH_SMALL_WARMUP ?? 2000} uploads each side to warm up, then ${process.env.BENCH_SMALL_ROUNDS ?? 3} alternating rounds, median ratio), curl for the big transfers (${ROUNDS} alternating rounds, \`sync\` before each upload, median of the rounds' ratios).`,
       `Transfer rows (upload, download, link download, range, peak RSS) ran on: ${ran || 'none'} (their work is the blob store's; the database only records metadata).`,
+      'Small uploads are raw PUTs of 4 KiB, which Coffre keeps encrypted in the database by default (COFFRE_INLINE_BLOB_BYTES, up to 64 KiB): one commit each, grouped; the informational row "every file in the blob store" runs the same against a server started with COFFRE_INLINE_BLOB_BYTES=0 (an uploading row committed, the file written and fsynced, its directory fsynced, then the file recorded).',
       ...notes,
     ].join(' '),
     rows,

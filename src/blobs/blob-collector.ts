@@ -22,8 +22,8 @@ export async function collectGarbage(database: DatabaseHandle, blobs: BlobStore,
   for (;;) {
     const now = nowIso();
     const claimed = await claimGarbage(db, now, isoPlus(now, -staleAfterMs), options.batchSize ?? 100, database.capabilities.skipLocked);
-    for (const id of claimed) {
-      await blobs.delete(id);
+    for (const { id, inStore } of claimed) {
+      if (inStore) await blobs.delete(id);
       await deleteBlobRow(db, id);
       collected++;
     }

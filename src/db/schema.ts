@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
  * Row types of every table. Flags are 0/1 integers and timestamps ISO 8601 text, so one set of
@@ -209,6 +209,8 @@ export interface BlobsTable {
   /** Versions using this blob; at 0 the collector deletes it. */
   ref_count: number;
   stored_size: number;
+  /** The stored bytes of a small blob, kept here instead of the blob store (null: in the store). */
+  content: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   created_at: string;
   updated_at: string;
 }

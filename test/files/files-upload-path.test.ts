@@ -10,49 +10,55 @@ import { putFile, rootFolderId } from '../support/files.js';
 // reading a body: whole when announced small, streamed otherwise (files.routes.ts rawBody).
 for (const dialect of DIALECTS) {
   describe(`raw upload path [${dialect}]`, () => {
-    it('a new file: the owner row is the first tree row written in the transaction, no tree lock query, nothing read after commit', async (t) => {
-      let statements: string[] | null = null;
-      const { app, database } = await build(t, dialect, {
-        // No background jobs: a blob collection on its timer would add statements.
-        config: { collectIntervalSeconds: 0 },
-        onQuery: (event) => statements?.push(event.query.sql.replace(/\s+/g, ' ').trim()),
-      });
-      const user = await signUp(app);
-      const root = await rootFolderId(user);
-      await putFile(app, user, root, 'warm-up.bin', 'x');
-      statements = [];
-      await putFile(app, user, root, 'new.bin', randomBytes(4096));
-      const all = statements;
-      statements = null;
+    // A small file's blob row is inserted with its bytes by the transaction (see migration 010);
+    // a file in the blob store has its row written before its bytes, then marked ready.
+    for (const [label, inlineBlobBytes, blobWrite, before] of [['kept in the database', 64 * 1024, 'insert blob', 0], ['in the blob store', 0, 'mark blob', 1]] as const) {
+      it(`a new file ${label}: the owner row is the first tree row written in the transaction, no tree lock query, nothing read after commit`, async (t) => {
+        let statements: string[] | null = null;
+        const { app, database } = await build(t, dialect, {
+          // No background jobs: a blob collection on its timer would add statements.
+          config: { collectIntervalSeconds: 0, inlineBlobBytes },
+          onQuery: (event) => statements?.push(event.query.sql.replace(/\s+/g, ' ').trim()),
+        });
+        const user = await signUp(app);
+        const root = await rootFolderId(user);
+        await putFile(app, user, root, 'warm-up.bin', 'x');
+        statements = [];
+        await putFile(app, user, root, 'new.bin', randomBytes(4096));
+        const all = statements;
+        statements = null;
 
-      const begin = all.findIndex((s) => /^begin/i.test(s));
-      const commit = all.findIndex((s) => /^commit/i.test(s));
-      assert.ok(begin >= 0 && commit > begin, all.join('\n'));
-      const inside = all.slice(begin + 1, commit);
-      const kindOf = (s: string) => {
-        if (/^update blobs set state = 'ready'/.test(s)) return 'mark blob';
-        if (/^update users set used_bytes/.test(s)) return 'reserve quota';
-        if (/^select \* from "folders" where "id"/.test(s)) return 'folder again';
-        if (/^select files\.\*/.test(s)) return 'name lookup';
-        if (/^insert into "files"/.test(s)) return 'insert file';
-        if (/^insert into "file_versions"/.test(s)) return 'insert version';
-        if (/^update folders set subtree_folders/.test(s)) return 'aggregates';
-        return s;
-      };
-      // The writes go as one statement where the engine allows it (write-batch.ts): `with "w0" as (…), "w1" as (…) select 1`.
-      const kinds = inside.flatMap((s) => (/^with "w0" as/.test(s) ? s.split(/"w\d+" as \( ?/).slice(1).map((part) => kindOf(part)) : [kindOf(s)]));
-      assert.deepEqual(kinds, ['reserve quota', 'folder again', 'name lookup', 'mark blob', 'insert file', 'insert version', 'aggregates']);
-      assert.equal(inside.length, database.capabilities.writesInOneStatement ? 4 : 7, inside.join('\n'));
-      assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
-      assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
-      // Before the transaction: the blob row only. The token is kept in memory once resolved
-      // where revocations are heard (tokens.cache.ts), and the folder with its key since the
-      // warm-up upload into it (upload-targets.cache.ts): 1 + begin + the transaction's + commit.
-      const tokenLookups = all.filter((s) => /from "tokens"/.test(s)).length;
-      assert.ok(database.listen ? tokenLookups <= 1 : tokenLookups === 1, `${tokenLookups} token lookups`);
-      assert.equal(all.length - tokenLookups, 3 + inside.length, all.join('\n'));
-      assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 1, 'the key chain is not read again; the aggregates walk the ancestors');
-    });
+        const begin = all.findIndex((s) => /^begin/i.test(s));
+        const commit = all.findIndex((s) => /^commit/i.test(s));
+        assert.ok(begin >= 0 && commit > begin, all.join('\n'));
+        const inside = all.slice(begin + 1, commit);
+        const kindOf = (s: string) => {
+          if (/^update blobs set state = 'ready'/.test(s)) return 'mark blob';
+          if (/^insert into "blobs" \("id", "state", "ref_count", "stored_size", "content"/.test(s)) return 'insert blob';
+          if (/^update users set used_bytes/.test(s)) return 'reserve quota';
+          if (/^select \* from "folders" where "id"/.test(s)) return 'folder again';
+          if (/^select files\.\*/.test(s)) return 'name lookup';
+          if (/^insert into "files"/.test(s)) return 'insert file';
+          if (/^insert into "file_versions"/.test(s)) return 'insert version';
+          if (/^update folders set subtree_folders/.test(s)) return 'aggregates';
+          return s;
+        };
+        // The writes go as one statement where the engine allows it (write-batch.ts): `with "w0" as (…), "w1" as (…) select 1`.
+        const kinds = inside.flatMap((s) => (/^with "w0" as/.test(s) ? s.split(/"w\d+" as \( ?/).slice(1).map((part) => kindOf(part)) : [kindOf(s)]));
+        assert.deepEqual(kinds, ['reserve quota', 'folder again', 'name lookup', blobWrite, 'insert file', 'insert version', 'aggregates']);
+        assert.equal(inside.length, database.capabilities.writesInOneStatement ? 4 : 7, inside.join('\n'));
+        assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
+        assert.ok(!all.some((s) => /for no key update/.test(s)), 'the quota reservation is the owner lock');
+        // Before the transaction: the blob row of a file in the store only. The token is kept in
+        // memory once resolved where revocations are heard (tokens.cache.ts), and the folder with
+        // its key since the warm-up upload into it (upload-targets.cache.ts).
+        const tokenLookups = all.filter((s) => /from "tokens"/.test(s)).length;
+        assert.ok(database.listen ? tokenLookups <= 1 : tokenLookups === 1, `${tokenLookups} token lookups`);
+        assert.equal(all.filter((s) => /^insert into "blobs"/.test(s) && !/"content"/.test(s)).length, before, all.join('\n'));
+        assert.equal(all.length - tokenLookups, before + 2 + inside.length, all.join('\n'));
+        assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 1, 'the key chain is not read again; the aggregates walk the ancestors');
+      });
+    }
 
     it('a folder kept from an earlier upload is checked again when the upload is recorded: trashed, it refuses; moved, the file follows it', async (t) => {
       const { app, database } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
@@ -107,7 +113,8 @@ for (const dialect of DIALECTS) {
       const inserts: string[] = [];
       const blobInserts: string[] = [];
       const { app, database } = await build(t, dialect, {
-        config: { collectIntervalSeconds: 0 },
+        // The uploading rows of files in the blob store (small files kept in the database have none).
+        config: { collectIntervalSeconds: 0, inlineBlobBytes: 0 },
         onQuery: (event) => {
           // Alone, or one part of a statement of several writes (write-batch.ts).
           const at = event.query.sql.indexOf('insert into "files"');

@@ -35,5 +35,29 @@ for (const dialect of DIALECTS) {
         assert.equal(fs.readFileSync(file).indexOf(needle), -1, `${path.relative(config.dataDir, file)} contains the plaintext`);
       }
     });
+
+    it('a small file kept in the database is ciphertext there too', async (t) => {
+      const { app, config, database } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = (await user.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
+      const marker = `COFFRE-SMALL-MARKER-${randomBytes(12).toString('hex')}`;
+      const content = Buffer.from(`${marker}\n`.repeat(50));
+      const res = await app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${root}?name=small.txt`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'text/plain' },
+        payload: content,
+      });
+      assert.equal(res.statusCode, 201);
+      const needle = Buffer.from(marker);
+      const rows = await database.db.selectFrom('blobs').select('content').execute();
+      assert.equal(rows.length, 1);
+      assert.ok(rows[0].content && rows[0].content.length > content.length, 'the file is kept in its blob row');
+      assert.equal(rows[0].content.indexOf(needle), -1, 'the row holds the plaintext');
+      // On SQLite the database (and its write-ahead log) are files of the data folder.
+      for (const file of listFiles(config.dataDir)) {
+        assert.equal(fs.readFileSync(file).indexOf(needle), -1, `${path.relative(config.dataDir, file)} contains the plaintext`);
+      }
+    });
   });
 }

@@ -71,7 +71,7 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
 
   it('three instances started at once on an empty schema migrate it once and are all ready on PostgreSQL and S3', async () => {
     const applied = await database.db.selectFrom('coffre_migrations' as any).select('name').execute();
-    assert.deepEqual(applied.map((r: any) => r.name).sort(), ['001-foundation', '002-files', '003-share-links', '004-permissions', '005-scale-out', '006-token-revocations', '007-listing-versions', '008-trash-indexes', '009-deleted-indexes']);
+    assert.deepEqual(applied.map((r: any) => r.name).sort(), ['001-foundation', '002-files', '003-share-links', '004-permissions', '005-scale-out', '006-token-revocations', '007-listing-versions', '008-trash-indexes', '009-deleted-indexes', '010-inline-blobs']);
     for (const instance of instances) {
       const ready = await http(instance.url, 'GET', '/readyz');
       assert.equal(ready.status, 200, `${instance.name}: ${JSON.stringify(ready.body)}`);
@@ -172,9 +172,10 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
   });
 
   it('the collectors of all instances delete each orphaned blob once, and never a referenced one', async () => {
-    const kept = [await upload(pick(0), 'kept-1.bin', randomBytes(2000)), await upload(pick(1), 'kept-2.bin', randomBytes(2000))];
+    // Over 64 KiB, so that their bytes are objects of the bucket (smaller files are kept in the database).
+    const kept = [await upload(pick(0), 'kept-1.bin', randomBytes(70_000)), await upload(pick(1), 'kept-2.bin', randomBytes(70_000))];
     const doomed = [];
-    for (let i = 0; i < 9; i++) doomed.push(await upload(pick(i), `doomed-${i}.bin`, randomBytes(3000 + i)));
+    for (let i = 0; i < 9; i++) doomed.push(await upload(pick(i), `doomed-${i}.bin`, randomBytes(70_000 + i)));
     const blobOf = async (fileId: string) => (await database.db.selectFrom('file_versions').select('blob_id').where('file_id', '=', fileId).execute()).map((r) => r.blob_id);
     const keptBlobs = (await Promise.all(kept.map((f) => blobOf(f.id)))).flat();
     const doomedBlobs = (await Promise.all(doomed.map((f) => blobOf(f.id)))).flat();

@@ -1,7 +1,7 @@
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, type Action } from '../../access/access.js';
-import { adjustBlobRefs, markBlobsStoredWrite } from '../../blobs/blobs.repository.js';
+import { adjustBlobRefs } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
 import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
@@ -24,7 +24,7 @@ import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { awaitDurable, discardBlob, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
+import { awaitDurable, discardBlob, newBlobsWrites, readStored, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
 import { UploadTargets, type UploadTarget } from './upload-targets.cache.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
@@ -197,13 +197,14 @@ function buildFileService(ctx: AppContext) {
     // The quota is decided by the reservation when the file is recorded; read before, it only
     // stops a stream from being stored in vain past it, which a body already in memory is not.
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
-    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, { maxBytes: config.maxUploadBytes, quotaRemaining: quota });
+    const limits = { maxBytes: config.maxUploadBytes, quotaRemaining: quota, inlineMaxBytes: config.inlineBlobBytes };
+    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, limits);
     try {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
     } catch (error) {
       uploadTargets.forget(folder.id);
-      await discardBlob(db, blobs, stored.blobId);
+      await discardBlob(db, blobs, stored);
       throw error;
     }
   }
@@ -287,7 +288,7 @@ function buildFileService(ctx: AppContext) {
     if (rows.size === 0) return new Map();
     const recorded = [...rows.values()];
     const writes: Write[] = [
-      markBlobsStoredWrite([...rows.keys()].map((upload) => ({ id: upload.stored.blobId, storedSize: upload.stored.storedSize })), now),
+      ...newBlobsWrites(trx, [...rows.keys()].map((upload) => upload.stored), now),
       repo.insertFilesWrite(trx, recorded.map((row) => row.file)),
       repo.insertVersionsWrite(trx, recorded.map((row) => row.version)),
     ];
@@ -326,21 +327,21 @@ function buildFileService(ctx: AppContext) {
     const folder = await loadFolderFor(trx, principal, upload.folder.id, 'edit');
     requireLiveFolder(folder);
     const holder = await repo.liveNameHolder(trx, folder.id, requestedName);
-    const blobStored = markBlobsStoredWrite([{ id: stored.blobId, storedSize: stored.storedSize }], now);
+    const blobStored = newBlobsWrites(trx, [stored], now);
     if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now, blobStored);
     if (holder.file && onConflict === 'version') {
-      await writeAll(trx, writesTogether, [blobStored]);
+      await writeAll(trx, writesTogether, blobStored);
       return addVersion(trx, holder.file, stored, contentType, now);
     }
     if (onConflict !== 'rename') throw new AppError('NAME_CONFLICT', `An item named "${requestedName}" already exists in this folder`);
     return insertNewFile(trx, folder, parentKey, await freeItemName(trx, folder.id, requestedName, '', true), contentType, stored, now, blobStored);
   }
 
-  /** Records a new file of stored content, with `blobStored` (the blob marked stored) in the same statement where possible. */
-  async function insertNewFile(trx: DbOrTrx, folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string, blobStored: Write): Promise<FileRow> {
+  /** Records a new file of stored content, with `blobStored` (the blob's row, see newBlobsWrites) in the same statement where possible. */
+  async function insertNewFile(trx: DbOrTrx, folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string, blobStored: Write[]): Promise<FileRow> {
     const { file, version } = newFileRows(folder, parentKey, name, contentType, stored, now);
     await writeAll(trx, writesTogether, [
-      blobStored,
+      ...blobStored,
       repo.insertFilesWrite(trx, [file]),
       repo.insertVersionsWrite(trx, [version]),
       fileAttached(file),
@@ -505,13 +506,13 @@ function buildFileService(ctx: AppContext) {
     const range = options.ifRange && options.ifRange !== etag ? ({ kind: 'none' } as const) : parseRange(options.range, size);
     if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
     if (range.kind === 'range') {
-      const header = parseHeader(await readAll(await blobs.get(version.blob_id, { start: 0, end: HEADER_BYTES - 1 })));
+      const header = parseHeader(await readAll((await readStored(db, blobs, version, { start: 0, end: HEADER_BYTES - 1 })).body));
       const segments = segmentRange(size, range.start, range.end, header.segmentSize);
-      const stored = await blobs.get(version.blob_id, { start: segments.storedStart, end: segments.storedEnd });
-      return { ...base, status: 206, range, body: decrypting(stored, new RangeDecryptStream(dataKey, header, segments, { ownsInput: blobs.exclusiveReadChunks })) };
+      const stored = await readStored(db, blobs, version, { start: segments.storedStart, end: segments.storedEnd });
+      return { ...base, status: 206, range, body: decrypting(stored.body, new RangeDecryptStream(dataKey, header, segments, { ownsInput: stored.ownsChunks })) };
     }
-    const stored = await blobs.get(version.blob_id);
-    return { ...base, status: 200, body: decrypting(stored, new DecryptStream(dataKey, { ownsInput: blobs.exclusiveReadChunks })) };
+    const stored = await readStored(db, blobs, version);
+    return { ...base, status: 200, body: decrypting(stored.body, new DecryptStream(dataKey, { ownsInput: stored.ownsChunks })) };
   }
 
   async function download(

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore, PutOptions } from '../../blobs/blob-store.js';
+import type { BlobStore, ByteRange, PutOptions } from '../../blobs/blob-store.js';
 import { newBlobKey } from '../../blobs/blob-keys.js';
-import { deleteBlobRow, insertUploadingBlobs } from '../../blobs/blobs.repository.js';
+import { blobContent, deleteBlobRow, insertUploadingBlobs, recordNewBlobsWrites } from '../../blobs/blobs.repository.js';
 import { newKey } from '../../crypto/key-wrap.js';
 import { DEFAULT_SEGMENT_LOG2, EncryptStream, createCodec } from '../../crypto/stream-cipher.js';
-import type { Db } from '../../db/database.js';
+import type { Db, DbOrTrx } from '../../db/database.js';
+import type { Write } from '../../db/write-batch.js';
 import { AppError } from '../../errors.js';
 import { GroupRunner } from '../../lib/group-runner.js';
 import { nowIso } from '../../lib/time.js';
@@ -23,6 +24,16 @@ export interface StoredContent {
    * records the blob runs meanwhile and awaits it before committing (see `awaitDurable`).
    */
   durable?: Promise<void>;
+  /**
+   * A small blob's stored bytes, recorded in its row with the file instead of in the blob store
+   * (see migration 010); nothing of it exists anywhere before that transaction commits.
+   */
+  content?: Buffer;
+}
+
+/** The writes recording new blobs, in the transaction that records their first versions (see recordNewBlobsWrites). */
+export function newBlobsWrites(trx: DbOrTrx, stored: StoredContent[], now: string): Write[] {
+  return recordNewBlobsWrites(trx, stored.map((content) => ({ id: content.blobId, storedSize: content.storedSize, content: content.content })), now);
 }
 
 /** Before a commit that makes versions point at these blobs: their keys must be durable first. */
@@ -35,7 +46,15 @@ export interface UploadLimits {
   maxBytes: number;
   /** What the owner's quota still allows: 507 beyond it. */
   quotaRemaining: number;
+  /** COFFRE_INLINE_BLOB_BYTES: a body read whole up to this long is kept in the database. */
+  inlineMaxBytes: number;
 }
+
+/**
+ * The most COFFRE_INLINE_BLOB_BYTES may be: one 64 KiB segment. A download of a file up to this
+ * size asks the database for its bytes first (whatever the setting was when it was stored).
+ */
+export const INLINE_BLOB_LIMIT = 64 * 1024;
 
 /** Blob rows inserted in one statement at most. */
 const BLOB_GROUP_MAX = 64;
@@ -54,11 +73,12 @@ export function uploadingBlobRecorder(db: Db): (blobId: string) => Promise<void>
 }
 
 /**
- * Encrypts plaintext into a new blob: a stream through the encryption (which checks the limits as the bytes arrive), or a body
- * already read whole (a small one), sealed in one step. The blob row (state `uploading`) is
- * written while the bytes are, and the store makes them visible under the key only once it is
- * (`visibleAfter`), so bytes left by a crash are either a temp file of the store or known to the
- * collector. On any failure (limit, client gone, storage error) the bytes and the row are removed
+ * Encrypts plaintext into a new blob: a stream through the encryption (which checks the limits as
+ * the bytes arrive), or a body already read whole (a small one), sealed in one step. A whole body
+ * up to `inlineMaxBytes` stays in memory (`content`): the transaction recording its file stores it
+ * in the blob's row. For the blob store, the blob row (state `uploading`) is written while the
+ * bytes are, and the store makes them visible under the key only once it is (`visibleAfter`), so
+ * bytes left by a crash are either a temp file of the store or known to the collector. On any failure (limit, client gone, storage error) the bytes and the row are removed
  * before rejecting.
  */
 export async function storeEncrypted(
@@ -71,6 +91,10 @@ export async function storeEncrypted(
   if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
   const blobId = newBlobKey();
   const dataKey = newKey();
+  if (Buffer.isBuffer(source) && limits.inlineMaxBytes > 0 && source.length <= Math.min(limits.inlineMaxBytes, INLINE_BLOB_LIMIT)) {
+    const { chunks, ...sealed } = sealWhole(dataKey, source);
+    return { blobId, dataKey, ...sealed, content: Buffer.concat(chunks) };
+  }
   const recorded = recordUploading(blobId);
   try {
     const put = { visibleAfter: recorded, durableLater: true };
@@ -79,7 +103,7 @@ export async function storeEncrypted(
   } catch (error) {
     // The row may still be on its way: removed after it, not before.
     await recorded.catch(() => {});
-    await discardBlob(db, blobs, blobId);
+    await discardBlob(db, blobs, { blobId });
     throw error;
   }
 }
@@ -103,16 +127,40 @@ async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, so
 }
 
 /** The same stored format as EncryptStream's, sealed in-process (what it does for short streams too). */
-async function storeWhole(blobs: BlobStore, blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
+function sealWhole(dataKey: Buffer, plaintext: Buffer): { chunks: Buffer[]; size: number; storedSize: number; checksum: string } {
   const codec = createCodec({ kind: 'seal', key: new Uint8Array(dataKey), segmentLog2: DEFAULT_SEGMENT_LOG2, hash: true });
   const head = codec.write([plaintext]);
   const { out, checksum } = codec.end();
-  const stored = await blobs.put(blobId, Readable.from([...head, ...out]), put);
-  return { size: plaintext.length, storedSize: stored.size, checksum: checksum!, durable: stored.durable };
+  const chunks = [...head, ...out];
+  return { chunks, size: plaintext.length, storedSize: chunks.reduce((sum, chunk) => sum + chunk.length, 0), checksum: checksum! };
 }
 
-/** Removes a blob that no version references (a failed or refused upload). */
-export async function discardBlob(db: Db, blobs: BlobStore, blobId: string): Promise<void> {
-  await blobs.delete(blobId);
-  await deleteBlobRow(db, blobId);
+async function storeWhole(blobs: BlobStore, blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
+  const { chunks, ...sealed } = sealWhole(dataKey, plaintext);
+  const stored = await blobs.put(blobId, Readable.from(chunks), put);
+  return { ...sealed, storedSize: stored.size, durable: stored.durable };
+}
+
+/** Removes the blob of a failed or refused upload, which no version references (a small one was never stored). */
+export async function discardBlob(db: Db, blobs: BlobStore, stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void> {
+  if (stored.content !== undefined) return;
+  await blobs.delete(stored.blobId);
+  await deleteBlobRow(db, stored.blobId);
+}
+
+/** A stored blob to read: `ownsChunks` when each chunk is memory of its own that a reader may move to another thread. */
+export interface StoredBytes {
+  body: Readable;
+  ownsChunks: boolean;
+}
+
+/**
+ * Reads a version's stored bytes (or one range of them) from its blob's row when it is a small one
+ * (up to INLINE_BLOB_LIMIT of plaintext), else from the blob store.
+ */
+export async function readStored(db: DbOrTrx, blobs: BlobStore, version: { blob_id: string; size: number }, range?: ByteRange): Promise<StoredBytes> {
+  const content = Number(version.size) <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blob_id) : null;
+  if (content === null) return { body: await blobs.get(version.blob_id, range), ownsChunks: blobs.exclusiveReadChunks };
+  // A view of the driver's buffer, which may share memory with others: never moved, only copied.
+  return { body: Readable.from([range ? content.subarray(range.start, range.end + 1) : content]), ownsChunks: false };
 }
