@@ -64,7 +64,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_COLLECT_INTERVAL_SECONDS', '60', 'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
   ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)'],
-  ['COFFRE_INLINE_BLOB_BYTES', '65536', 'Files up to this size sent as a raw `PUT` body are stored (encrypted) in the database instead of the blob store: one commit instead of two, a file and two fsyncs (0: never; at most 65536)'],
+  ['COFFRE_INLINE_BLOB_BYTES', '65536', 'Files up to this size (a raw `PUT` body or a multipart part) are stored (encrypted) in the database instead of the blob store: one commit instead of two, a file and two fsyncs (0: never; at most 65536)'],
   ['COFFRE_TRASH_RETENTION_DAYS', '30', 'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)'],
   ['COFFRE_SHUTDOWN_GRACE_SECONDS', '10', 'On SIGTERM or SIGINT, how long requests in flight (a long transfer) may run before they are cut and the process exits with 1; keep it below the process manager\'s own limit (Kubernetes: `terminationGracePeriodSeconds`, 30 by default)'],
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],

@@ -1185,7 +1185,8 @@ for (const dialect of DIALECTS) {
     });
 
     it('120 random operations on files and folders keep every aggregate, quota and reference exact', async (t) => {
-      const { app, database, config } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
+      // Uploads of 0-4000 bytes: up to 2000 kept in the database, the others in the blob store.
+      const { app, database, config } = await build(t, dialect, { config: { collectIntervalSeconds: 0, inlineBlobBytes: 2000 } });
       const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
       const user = await signUp(app);
       const root = await rootOf(user);

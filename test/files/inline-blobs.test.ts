@@ -2,6 +2,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -91,6 +92,51 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(storedBlobFiles(config).map((file) => path.basename(file)), [row.id]);
       assert.ok((await download(app, user, inline.id)).rawPayload.equals(atLimit));
       assert.ok((await download(app, user, stored.id)).rawPayload.equals(over));
+    });
+
+    it('multipart parts and chunked raw bodies of unknown length: small ones in the database, larger ones streamed to the store', async (t) => {
+      const { app, database, config, user, root } = await setup(t);
+      const small = randomBytes(20_000);
+      const large = randomBytes(200_000);
+      const boundary = 'inline-boundary-51c';
+      const part = (name: string, data: Buffer) =>
+        Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`), data, Buffer.from('\r\n')]);
+      const multipart = await app.inject({
+        method: 'POST',
+        url: `/api/files/upload/${root}`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload: Buffer.concat([part('part-small.bin', small), part('part-large.bin', large), Buffer.from(`--${boundary}--\r\n`)]),
+      });
+      assert.equal(multipart.statusCode, 201, multipart.body);
+      const [partSmall, partLarge] = multipart.json().data;
+      assert.ok((await blobRowOf(database, partSmall.id)).content, 'the small part is kept in the database');
+      assert.equal((await blobRowOf(database, partLarge.id)).content, null, 'the large part is in the store');
+
+      // Over real HTTP without Content-Length: Transfer-Encoding: chunked.
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = app.server.address() as import('node:net').AddressInfo;
+      const chunked = (name: string, data: Buffer) =>
+        new Promise<any>((resolve, reject) => {
+          const req = http.request({ port, method: 'PUT', path: `/api/files/upload/${root}?name=${name}`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' } }, (res) => {
+            const out: Buffer[] = [];
+            res.on('data', (c) => out.push(c));
+            res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(out).toString()) }));
+          });
+          req.on('error', reject);
+          for (let at = 0; at < data.length; at += 7_000) req.write(data.subarray(at, at + 7_000));
+          req.end();
+        });
+      const chunkedSmall = await chunked('chunked-small.bin', small);
+      const chunkedLarge = await chunked('chunked-large.bin', large);
+      assert.equal(chunkedSmall.status, 201, JSON.stringify(chunkedSmall.body));
+      assert.equal(chunkedLarge.status, 201, JSON.stringify(chunkedLarge.body));
+      assert.ok((await blobRowOf(database, chunkedSmall.body.data.id)).content);
+      assert.equal((await blobRowOf(database, chunkedLarge.body.data.id)).content, null);
+      assert.equal(storedBlobFiles(config).length, 2);
+      for (const [file, data] of [[partSmall, small], [partLarge, large], [chunkedSmall.body.data, small], [chunkedLarge.body.data, large]] as const) {
+        assert.equal(file.size, data.length);
+        assert.ok((await download(app, user, file.id)).rawPayload.equals(data), file.name);
+      }
     });
 
     it('COFFRE_INLINE_BLOB_BYTES=0 keeps every file in the blob store; a smaller limit keeps what is larger there', async (t) => {

@@ -10,6 +10,7 @@ import { CONTENT_SECURITY_HEADERS, attachmentDisposition, normalizeContentType }
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
 import type { Metrics } from '../../http/metrics.js';
 import { trashMode } from '../../http/trash-mode.js';
+import { readWholeUpTo } from '../../lib/read-whole.js';
 import { fileService, type Download, type FileDetail } from './files.service.js';
 import * as S from './files.schemas.js';
 
@@ -44,13 +45,15 @@ export function downloadHeaders(headers: Record<string, string | string[] | unde
  */
 const WHOLE_BODY_BYTES = 64 * 1024;
 
-/** The raw request body: in memory when it is announced small, else the stream itself. */
+/**
+ * The raw request body: in memory when it is small, else the stream itself. A body announced
+ * larger (Content-Length) is streamed at once; one of unknown length (chunked) is read up to
+ * WHOLE_BODY_BYTES first, like a multipart part.
+ */
 async function rawBody(request: FastifyRequest): Promise<Readable | Buffer> {
   const length = Number(request.headers['content-length']);
-  if (!(length <= WHOLE_BODY_BYTES)) return request.raw;
-  const chunks: Buffer[] = [];
-  for await (const chunk of request.raw) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  if (length > WHOLE_BODY_BYTES) return request.raw;
+  return readWholeUpTo(request.raw, WHOLE_BODY_BYTES);
 }
 
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
@@ -90,7 +93,8 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
               await files.uploadOne(principal, request.params.folderId, {
                 name: part.filename,
                 contentType: normalizeContentType(part.mimetype),
-                body: part.file,
+                // Whole when small (then kept in the database, see files.storage.ts), else streamed.
+                body: await readWholeUpTo(part.file, WHOLE_BODY_BYTES),
                 onConflict: request.query.onConflict ?? 'version',
               }),
             );
@@ -126,15 +130,17 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
           response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 413, 507) },
         },
       }, async (request, reply) => {
-        const body = await rawBody(request);
+        // Active from the first byte: a body of unknown length is read (up to 64 KiB) before it is stored.
         metrics.uploadStarted();
-        const detail = await files
-          .uploadOne(principalOf(request), request.params.folderId, {
-            name: request.query.name,
-            contentType: normalizeContentType(request.headers['content-type']),
-            body,
-            onConflict: request.query.onConflict ?? 'version',
-          })
+        const detail = await rawBody(request)
+          .then((body) =>
+            files.uploadOne(principalOf(request), request.params.folderId, {
+              name: request.query.name,
+              contentType: normalizeContentType(request.headers['content-type']),
+              body,
+              onConflict: request.query.onConflict ?? 'version',
+            }),
+          )
           .finally(() => metrics.uploadEnded());
         metrics.recordUploadedBytes(detail.size);
         reply.code(201);
