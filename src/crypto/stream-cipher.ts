@@ -42,8 +42,10 @@ export interface CipherStreamOptions {
    */
   offload?: 'auto' | 'worker' | 'inline';
   /**
-   * The input chunks belong to this stream alone (a file read stream's buffers): whole ones are
-   * handed to the worker without a copy. Never set it for chunks that a parser may still read.
+   * The input chunks belong to this stream alone (a file read stream's buffers, an HTTP request's
+   * body chunks): whole ones are handed to the worker without a copy, and a checksum is then
+   * computed on that same thread (see `threadSpecs`). Never set it for chunks that a parser may
+   * still read.
    */
   ownsInput?: boolean;
   /**
@@ -177,7 +179,7 @@ abstract class CipherStream extends Transform {
    */
   private send(): void {
     if (!this.channels) {
-      this.channels = threadSpecs(this.spec).map((spec, index) => new CipherChannel(spec, (reply) => this.onReply(index, reply)));
+      this.channels = threadSpecs(this.spec, { movesInput: this.ownsInput }).map((spec, index) => new CipherChannel(spec, (reply) => this.onReply(index, reply)));
       this.inFlight = this.channels.map(() => 0);
     }
     if (this.batchBytes === 0) return;

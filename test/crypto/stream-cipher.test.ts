@@ -19,6 +19,7 @@ import {
   sealedSize,
   segmentOffset,
   segmentRange,
+  threadSpecs,
 } from '../../src/crypto/stream-cipher.js';
 import { prng } from '../support/prng.js';
 
@@ -96,6 +97,14 @@ async function run(stream: Transform, input: Buffer, chunking: Chunking = WHOLE)
   await pipeline(Readable.from(chunksOf(input, chunking)), stream, collector(out));
   return Buffer.concat(out);
 }
+
+test('a sealing stream hashes on a side thread only when its input is shared, not when it moves to the cipher thread', () => {
+  const seal = { kind: 'seal' as const, key: new Uint8Array(32), segmentLog2: 16, hash: true };
+  assert.deepEqual(threadSpecs(seal, { movesInput: false }), [{ ...seal, hash: false }, { kind: 'hash' }]);
+  assert.deepEqual(threadSpecs(seal, { movesInput: true }), [seal]);
+  const open = { kind: 'open' as const, key: new Uint8Array(32) };
+  assert.deepEqual(threadSpecs(open, { movesInput: false }), [open]);
+});
 
 /** Every suite below runs twice: crypto in-process, and on a cipher worker thread. */
 function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
@@ -270,6 +279,28 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
           assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`, `${size} bytes, ${chunking.name}`);
           assert.ok((await decrypt(key, ciphertext)).equals(plaintext));
         }
+      }
+    });
+
+    test('owned input (an HTTP body): whole chunks move to the cipher thread uncopied, and the checksum is right', async () => {
+      for (const size of [1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
+        const plaintext = randomBytes(size);
+        // Chunks of memory of their own, as Node's HTTP parser gives a request body.
+        const chunks: Buffer[] = [];
+        for (let at = 0; at < size; at += 65524) {
+          const chunk = Buffer.alloc(Math.min(65524, size - at));
+          plaintext.copy(chunk, 0, at);
+          chunks.push(chunk);
+        }
+        assert.ok(chunks.every((c) => c.byteOffset === 0 && c.byteLength === c.buffer.byteLength));
+        const enc = new BaseEncryptStream(key, undefined, { offload, checksum: true, ownsInput: true });
+        const out: Buffer[] = [];
+        await pipeline(Readable.from(chunks), enc, collector(out));
+        assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`, `${size} bytes`);
+        assert.ok((await decrypt(key, Buffer.concat(out))).equals(plaintext), `${size} bytes`);
+        // On a worker, each chunk moved there (detached here); in-process, none was touched.
+        const moved = chunks.filter((c) => c.byteLength === 0).length;
+        assert.equal(moved, offload === 'worker' ? chunks.length : 0, `${size} bytes: ${moved} of ${chunks.length} chunks moved`);
       }
     });
 

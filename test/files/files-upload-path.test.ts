@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { DIALECTS, build, signUp } from '../helper.js';
@@ -184,6 +185,37 @@ for (const dialect of DIALECTS) {
         const res = await app.inject({ method: 'GET', url: `/api/files/download/${id}`, headers: { authorization: `Bearer ${user.token}` } });
         assert.equal(res.statusCode, 200);
         assert.ok(res.rawPayload.equals(bytes));
+      }
+    });
+
+    it('over a real socket, a streamed body (its chunks moved to the cipher thread uncopied) stores the exact content and checksum', async (t) => {
+      const { app } = await build(t, dialect);
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = app.server.address() as import('node:net').AddressInfo;
+      const data = randomBytes(3 * 1024 * 1024 + 5);
+      const put = (name: string, chunked: boolean) =>
+        new Promise<{ status: number; body: any }>((resolve, reject) => {
+          const headers: Record<string, string | number> = { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' };
+          if (!chunked) headers['content-length'] = data.length;
+          const req = http.request({ port, method: 'PUT', path: `/api/files/upload/${root}?name=${name}`, headers }, (res) => {
+            const out: Buffer[] = [];
+            res.on('data', (c) => out.push(c));
+            res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(out).toString()) }));
+          });
+          req.on('error', reject);
+          for (let at = 0, step = 1; at < data.length; at += step, step = (step * 7 + 4099) % 200_000) req.write(data.subarray(at, at + step));
+          req.end();
+        });
+      const checksum = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+      for (const chunked of [false, true]) {
+        const uploaded = await put(`socket-${chunked}.bin`, chunked);
+        assert.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
+        assert.equal(uploaded.body.data.checksum, checksum, `chunked: ${chunked}`);
+        const res = await app.inject({ method: 'GET', url: `/api/files/download/${uploaded.body.data.id}`, headers: { authorization: `Bearer ${user.token}` } });
+        assert.equal(res.statusCode, 200);
+        assert.ok(res.rawPayload.equals(data), `chunked: ${chunked}`);
       }
     });
 

@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
+import { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
@@ -138,6 +139,11 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
               name: request.query.name,
               contentType: normalizeContentType(request.headers['content-type']),
               body,
+              // Node's HTTP parser copies each body chunk into memory of its own (node_http_parser's
+              // on_body), and only this handler reads the request: a streamed body's chunks can move
+              // to the cipher thread as they are. Not so for a request built another way (Fastify's
+              // inject pushes the caller's own buffers), nor for a multipart part (views of busboy's).
+              bodyOwnsChunks: body === request.raw && request.raw instanceof IncomingMessage,
               onConflict: request.query.onConflict ?? 'version',
             }),
           )

@@ -188,7 +188,14 @@ function buildFileService(ctx: AppContext) {
   async function uploadOne(
     principal: Principal,
     folderId: string,
-    input: { name: string; contentType: string; body: Readable | Buffer; onConflict: OnConflict },
+    input: {
+      name: string;
+      contentType: string;
+      body: Readable | Buffer;
+      /** The body stream's chunks are memory of their own that nothing else reads: they can move to a cipher thread uncopied. */
+      bodyOwnsChunks?: boolean;
+      onConflict: OnConflict;
+    },
   ): Promise<FileDetail> {
     const name = assertName(input.name);
     const { folder, key: parentKey } = await uploadTarget(principal, folderId);
@@ -198,7 +205,7 @@ function buildFileService(ctx: AppContext) {
     // stops a stream from being stored in vain past it, which a body already in memory is not.
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
     const limits = { maxBytes: config.maxUploadBytes, quotaRemaining: quota, inlineMaxBytes: config.inlineBlobBytes };
-    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, limits);
+    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, limits, input.bodyOwnsChunks);
     try {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));

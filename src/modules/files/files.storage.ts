@@ -87,6 +87,8 @@ export async function storeEncrypted(
   recordUploading: (blobId: string) => Promise<void>,
   source: Readable | Buffer,
   limits: UploadLimits,
+  /** Each chunk of the `source` stream is memory of its own that nothing else reads (see CipherStreamOptions.ownsInput). */
+  sourceOwnsChunks = false,
 ): Promise<StoredContent> {
   if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
   const blobId = newBlobKey();
@@ -98,7 +100,7 @@ export async function storeEncrypted(
   const recorded = recordUploading(blobId);
   try {
     const put = { visibleAfter: recorded, durableLater: true };
-    const sealed = Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source, put) : await storeStream(blobs, blobId, dataKey, source, limits, put);
+    const sealed = Buffer.isBuffer(source) ? await storeWhole(blobs, blobId, dataKey, source, put) : await storeStream(blobs, blobId, dataKey, source, limits, put, sourceOwnsChunks);
     return { blobId, dataKey, ...sealed };
   } catch (error) {
     // The row may still be on its way: removed after it, not before.
@@ -115,11 +117,11 @@ function checkLimits(bytes: number, limits: UploadLimits): void {
 
 type Sealed = Omit<StoredContent, 'blobId' | 'dataKey'>;
 
-async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits, put: PutOptions): Promise<Sealed> {
+async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits, put: PutOptions, ownsChunks: boolean): Promise<Sealed> {
   // The plaintext checksum is computed with the encryption, off the event loop. The limits are
   // checked by the encryption as the bytes arrive: a stream of its own in front cost an upload a
   // hop per 64 KiB socket read on the event loop.
-  const encrypt = new EncryptStream(dataKey, undefined, { checksum: true, checkInput: (bytes) => checkLimits(bytes, limits) });
+  const encrypt = new EncryptStream(dataKey, undefined, { checksum: true, ownsInput: ownsChunks, checkInput: (bytes) => checkLimits(bytes, limits) });
   const [piped, stored] = await Promise.allSettled([pipeline(source, encrypt), blobs.put(blobId, encrypt, put)]);
   if (piped.status === 'rejected') throw piped.reason;
   if (stored.status === 'rejected') throw stored.reason;
