@@ -24,7 +24,7 @@ import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { awaitDurable, discardBlob, newBlobsWrites, readStored, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
+import { awaitDurable, discardBlob, newBlobsWrites, openStored, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
 import { UploadTargets, type UploadTarget } from './upload-targets.cache.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
@@ -512,13 +512,14 @@ function buildFileService(ctx: AppContext) {
     // If-Range with another validator: the client's copy is stale, so it gets the whole file.
     const range = options.ifRange && options.ifRange !== etag ? ({ kind: 'none' } as const) : parseRange(options.range, size);
     if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
+    const blob = await openStored(db, blobs, version);
     if (range.kind === 'range') {
-      const header = parseHeader(await readAll((await readStored(db, blobs, version, { start: 0, end: HEADER_BYTES - 1 })).body));
+      const header = parseHeader(await readAll((await blob.read({ start: 0, end: HEADER_BYTES - 1 })).body));
       const segments = segmentRange(size, range.start, range.end, header.segmentSize);
-      const stored = await readStored(db, blobs, version, { start: segments.storedStart, end: segments.storedEnd });
+      const stored = await blob.read({ start: segments.storedStart, end: segments.storedEnd });
       return { ...base, status: 206, range, body: decrypting(stored.body, new RangeDecryptStream(dataKey, header, segments, { ownsInput: stored.ownsChunks })) };
     }
-    const stored = await readStored(db, blobs, version);
+    const stored = await blob.read();
     return { ...base, status: 200, body: decrypting(stored.body, new DecryptStream(dataKey, { ownsInput: stored.ownsChunks })) };
   }
 

@@ -156,13 +156,18 @@ export interface StoredBytes {
   ownsChunks: boolean;
 }
 
+/** A version's stored bytes, to read whole or a range at a time (a ranged download reads its header, then its segments). */
+export interface StoredBlob {
+  read(range?: ByteRange): Promise<StoredBytes>;
+}
+
 /**
- * Reads a version's stored bytes (or one range of them) from its blob's row when it is a small one
- * (up to INLINE_BLOB_LIMIT of plaintext), else from the blob store.
+ * Where a version's stored bytes are: its blob's row when it is a small one (up to
+ * INLINE_BLOB_LIMIT of plaintext, looked up once here), else the blob store.
  */
-export async function readStored(db: DbOrTrx, blobs: BlobStore, version: { blob_id: string; size: number }, range?: ByteRange): Promise<StoredBytes> {
+export async function openStored(db: DbOrTrx, blobs: BlobStore, version: { blob_id: string; size: number }): Promise<StoredBlob> {
   const content = Number(version.size) <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blob_id) : null;
-  if (content === null) return { body: await blobs.get(version.blob_id, range), ownsChunks: blobs.exclusiveReadChunks };
+  if (content === null) return { read: async (range) => ({ body: await blobs.get(version.blob_id, range), ownsChunks: blobs.exclusiveReadChunks }) };
   // A view of the driver's buffer, which may share memory with others: never moved, only copied.
-  return { body: Readable.from([range ? content.subarray(range.start, range.end + 1) : content]), ownsChunks: false };
+  return { read: async (range) => ({ body: Readable.from([range ? content.subarray(range.start, range.end + 1) : content]), ownsChunks: false }) };
 }

@@ -15,7 +15,7 @@ import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
 import { storedSizeOf } from '../../blobs/blobs.repository.js';
 import { findFile, findFileByHashName, findVersion } from '../files/files.repository.js';
 import type { DownloadOptions, FileService } from '../files/files.service.js';
-import { readStored } from '../files/files.storage.js';
+import { openStored } from '../files/files.storage.js';
 import { folderKey } from '../folders/folders.keys.js';
 import { findFolder, keyChain } from '../folders/folders.repository.js';
 import * as repo from './links.repository.js';
@@ -321,7 +321,7 @@ export function linkService(ctx: AppContext, files: FileService) {
     if (link.kind === 'file') await countAccess(link);
     const chain = [{ id: link.id, wrapped: link.key_wrapped }, ...wraps, { id: version.id, wrapped: version.data_key_wrapped }];
     const size = await storedSizeOf(db, version.blob_id);
-    const { body } = await readStored(db, blobs, version);
+    const { body } = await (await openStored(db, blobs, version)).read();
     return { body, size, name: file.name, keyIds: chain.map((c) => c.id), keyChain: chain.map((c) => c.wrapped) };
   }
 
