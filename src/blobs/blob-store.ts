@@ -35,6 +35,13 @@ export interface PutResult {
   durable?: Promise<void>;
 }
 
+/** An open temp file of a store of local files, which a writer fills (see `BlobStore.putFromWriter`). */
+export interface BlobFile {
+  fd: number;
+  /** Told of each write once it is done, in order; it throws when the store cannot go on (a failed background sync). */
+  wrote(bytes: number): void;
+}
+
 /**
  * Where encrypted content lives. Keys are random (never derived from names or content); values
  * are opaque bytes. Every implementation passes the same contract suite (test/blobs/).
@@ -53,6 +60,13 @@ export interface BlobStore {
    * anywhere else that the store cannot reclaim).
    */
   put(key: string, body: Readable, options?: PutOptions): Promise<PutResult>;
+  /**
+   * Capability of stores of local files: as `put`, but `write` writes the bytes itself into the
+   * temp file's descriptor (from any thread of the process), from offset 0, and resolves or
+   * rejects once nothing of it can still touch the descriptor. A cipher thread writing its output
+   * there spares the event loop the output of an upload.
+   */
+  putFromWriter?(key: string, write: (file: BlobFile) => Promise<void>, options?: PutOptions): Promise<PutResult>;
   /** Reads a blob, or one byte range of it. Rejects with BlobNotFoundError for an unknown key. */
   get(key: string, range?: ByteRange): Promise<Readable>;
   /** Deletes a blob; deleting a missing blob is not an error. */

@@ -9,7 +9,8 @@ import type { CodecSpec } from './segment-codecs.js';
  */
 
 export type WorkerRequest =
-  | { op: 'open'; id: number; spec: CodecSpec }
+  /** With `fd`, the worker writes the output into that open file itself (see `OutputFile` in stream-cipher.ts). */
+  | { op: 'open'; id: number; spec: CodecSpec; fd?: number }
   | { op: 'write'; id: number; chunks: Uint8Array[] }
   | { op: 'end'; id: number }
   | { op: 'drop'; id: number };
@@ -19,8 +20,11 @@ export interface WorkerReply {
   /** True on the last reply of a stream (after `end`, or after an error). */
   done: boolean;
   out?: Uint8Array[];
+  /** Output bytes written into the stream's file (instead of `out`). */
+  written?: number;
   checksum?: string;
-  error?: { name: string; message: string };
+  /** A system error (a failed write) keeps its `code`. */
+  error?: { name: string; message: string; code?: string };
 }
 
 export interface ChannelListener {
@@ -85,12 +89,18 @@ export class CipherChannel {
   private readonly id = nextId++;
   private readonly slot: Slot;
   private closed = false;
+  /** Once dropped: resolves on the worker's last reply. */
+  private dropped: Promise<void> | null = null;
+  private onDropped: (() => void) | null = null;
 
-  constructor(spec: CodecSpec, listener: ChannelListener) {
+  constructor(spec: CodecSpec, listener: ChannelListener, fd?: number) {
     this.slot = pick();
     if (this.slot.listeners.size === 0) this.slot.worker.ref();
-    this.slot.listeners.set(this.id, listener);
-    this.post({ op: 'open', id: this.id, spec });
+    this.slot.listeners.set(this.id, (reply) => {
+      if (!this.onDropped) return listener(reply);
+      if (reply.done) this.onDropped();
+    });
+    this.post({ op: 'open', id: this.id, spec, fd });
   }
 
   /** Sends chunks; those listed in `transfer` move to the worker and must not be used again. */
@@ -103,12 +113,18 @@ export class CipherChannel {
     this.closed = true;
   }
 
-  /** Abandons the stream: the worker forgets it and no more replies are delivered. */
-  drop(): void {
-    if (this.closed && !this.slot.listeners.has(this.id)) return;
+  /**
+   * Abandons the stream: the worker forgets it and no more replies are delivered. Resolves once
+   * the worker has stopped working on it, when nothing of it can still touch its file (if any).
+   */
+  drop(): Promise<void> {
+    if (this.dropped) return this.dropped;
+    // Its last reply has come (the worker is done with it), or the worker is gone.
+    if (!this.slot.listeners.has(this.id)) return (this.dropped = Promise.resolve());
     this.closed = true;
-    release(this.slot, this.id);
+    this.dropped = new Promise((resolve) => (this.onDropped = resolve));
     this.post({ op: 'drop', id: this.id });
+    return this.dropped;
   }
 
   private post(request: WorkerRequest, transfer: ArrayBuffer[] = []): void {

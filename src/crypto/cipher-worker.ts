@@ -2,53 +2,115 @@ import { parentPort } from 'node:worker_threads';
 import { createCodec, type SegmentCodec } from './segment-codecs.js';
 import type { WorkerReply, WorkerRequest } from './cipher-pool.js';
 import { GarbageMeter } from '../lib/gc.js';
+import { writeAll } from '../lib/write-all.js';
 
 /**
  * A cipher thread: keeps one codec per stream and answers every request in arrival order, so a
- * stream's output comes back in order. Output buffers are transferred, never copied.
+ * stream's output comes back in order. Output buffers are transferred, never copied; or, for a
+ * stream opened with a file, written into that file from here (see `OutputFile` in
+ * stream-cipher.ts) and only their byte count is answered.
  */
 // Input received in buffers of its own (copied or transferred), and every cipher.update (about as
 // many bytes as the output), leave buffers that V8 would only collect after ~64 MB more of them:
 // collecting every 4 MiB of them keeps the worker's memory flat (see gc.ts). Input read in place
 // from a stream's shared ring leaves none: a thread that only hashes it has nothing to collect.
 const garbage = new GarbageMeter(4 * 1024 * 1024);
-const codecs = new Map<number, SegmentCodec>();
 const port = parentPort!;
+
+interface Stream {
+  codec: SegmentCodec;
+  /** The file the output goes into, and where the next output goes. */
+  file?: { fd: number; position: number };
+  /**
+   * The stream's file writes, one after the other (each answered once done). A failed write
+   * rejects it, and the writes queued after it never start.
+   */
+  writes: Promise<void>;
+  /** `end` was taken: the reply after its last write is the stream's last. */
+  ending: boolean;
+  /** Failed or dropped: its last reply goes once its writes have stopped. */
+  finished: boolean;
+}
+/** Streams until their last reply has gone. */
+const streams = new Map<number, Stream>();
 
 function reply(message: WorkerReply, out: Buffer[] = []): void {
   const transfer = [...new Set(out.filter((b) => b.byteLength > 0).map((b) => b.buffer as ArrayBuffer))];
   port.postMessage({ ...message, out }, transfer);
 }
 
+/**
+ * Hands a stream's output on: transferred in the reply, or queued for its file and answered once
+ * written (the file's writes run on the threadpool while this thread seals the next batch).
+ */
+function emit(id: number, stream: Stream, out: Buffer[], message: { done: boolean; checksum?: string }): void {
+  const { file } = stream;
+  if (!file) {
+    if (message.done) streams.delete(id);
+    return reply({ id, ...message }, out);
+  }
+  const bytes = out.reduce((sum, b) => sum + b.length, 0);
+  const position = file.position;
+  file.position += bytes;
+  stream.writes = stream.writes.then(() => writeAll(file.fd, out, position));
+  stream.writes.then(
+    () => {
+      if (stream.finished) return;
+      if (message.done) streams.delete(id);
+      reply({ id, ...message, written: bytes });
+    },
+    (error: Error) => finish(id, stream, error),
+  );
+}
+
+/**
+ * Ends a stream early (a failure, or a drop) with a last reply sent once none of its writes can
+ * still touch its file: the caller closes the file on that reply, and a descriptor number is
+ * reused as soon as it is closed.
+ */
+function finish(id: number, stream: Stream, error?: Error): void {
+  if (stream.finished) return;
+  stream.finished = true;
+  stream.writes
+    .catch(() => {})
+    .then(() => {
+      streams.delete(id);
+      reply({ id, done: true, ...(error && { error: { name: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }) });
+    });
+}
+
 port.on('message', (request: WorkerRequest) => {
   const { id } = request;
+  const stream = streams.get(id);
+  if (request.op === 'open') {
+    const file = request.fd === undefined ? undefined : { fd: request.fd, position: 0 };
+    streams.set(id, { codec: createCodec(request.spec), file, writes: Promise.resolve(), ending: false, finished: false });
+    return;
+  }
+  if (!stream) {
+    // Its last reply has gone already (or it never was). A drop is always answered.
+    if (request.op === 'drop') reply({ id, done: true });
+    return;
+  }
+  // After an end, the end's reply is the last one (a drop waits for it); after a failure, the failure's.
+  if (stream.ending || stream.finished) return;
   try {
     switch (request.op) {
-      case 'open':
-        codecs.set(id, createCodec(request.spec));
-        return;
       case 'write': {
-        const codec = codecs.get(id);
-        if (!codec) return; // dropped, or failed earlier: the stream is already gone
         const chunks = request.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
-        const out = codec.write(chunks);
+        const out = stream.codec.write(chunks);
         garbage.add(chunks.reduce((sum, c) => sum + (c.buffer instanceof SharedArrayBuffer ? 0 : c.length), 0) + out.reduce((sum, b) => sum + b.length, 0));
-        return reply({ id, done: false }, out);
+        return emit(id, stream, out, { done: false });
       }
       case 'end': {
-        const codec = codecs.get(id);
-        if (!codec) return;
-        codecs.delete(id);
-        const { out, checksum } = codec.end();
-        return reply({ id, done: true, checksum }, out);
+        const { out, checksum } = stream.codec.end();
+        stream.ending = true;
+        return emit(id, stream, out, { done: true, checksum });
       }
       case 'drop':
-        codecs.delete(id);
-        return;
+        return finish(id, stream);
     }
   } catch (error) {
-    codecs.delete(id);
-    const { name, message } = error as Error;
-    reply({ id, done: true, error: { name, message } });
+    finish(id, stream, error as Error);
   }
 });

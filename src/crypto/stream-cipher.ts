@@ -1,5 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { GarbageMeter } from '../lib/gc.js';
+import { writeAll } from '../lib/write-all.js';
 import { CipherChannel, type WorkerReply } from './cipher-pool.js';
 import { InputRing } from './input-ring.js';
 import {
@@ -35,6 +36,18 @@ const STREAM_HIGH_WATER_MARK = 512 * 1024;
  */
 const garbage = new GarbageMeter(8 * 1024 * 1024);
 
+/**
+ * An open file that a stream writes its output into itself, from the cipher thread when it uses
+ * one, instead of emitting it (its readable side then stays empty). The event loop then never
+ * holds the output: an upload spent about a third of its event-loop time receiving output from
+ * the worker, passing it down a stream, handing it to the threadpool and collecting it after.
+ */
+export interface OutputFile {
+  fd: number;
+  /** Told of each write once done, in order (an error it throws fails the stream). */
+  wrote(bytes: number): void;
+}
+
 export interface CipherStreamOptions {
   /**
    * `auto` (default): small streams in-process, others on a cipher thread. `worker` / `inline`
@@ -54,6 +67,12 @@ export interface CipherStreamOptions {
    * without a stream of their own in front).
    */
   checkInput?: (bytes: number) => void;
+  /**
+   * The output goes into this file, from offset 0, instead of the readable side. The stream
+   * closes ('close') only once nothing of it can still write there, also when it fails: only
+   * then may the file be closed.
+   */
+  into?: OutputFile;
 }
 
 abstract class CipherStream extends Transform {
@@ -74,6 +93,10 @@ abstract class CipherStream extends Transform {
   private readonly offload: 'auto' | 'worker' | 'inline';
   private readonly ownsInput: boolean;
   private readonly checkInput: ((bytes: number) => void) | undefined;
+  private readonly into: OutputFile | undefined;
+  /** With `into`: output written from this thread (short streams, `inline`), one write after the other. */
+  private fileWrites: Promise<void> = Promise.resolve();
+  private filePosition = 0;
   /** `sha256:<hex>` of the plaintext, when the spec asked for it, once the stream has ended. */
   checksum: string | undefined;
 
@@ -82,6 +105,10 @@ abstract class CipherStream extends Transform {
     this.offload = options.offload ?? 'auto';
     this.ownsInput = options.ownsInput ?? false;
     this.checkInput = options.checkInput;
+    this.into = options.into;
+    // Nothing is ever pushed: flowing, the empty readable side ends with the input, and the
+    // stream closes once both sides are done.
+    if (this.into) this.resume();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -98,8 +125,7 @@ abstract class CipherStream extends Transform {
     if (this.batchBytes < BATCH_BYTES) return callback();
     if (this.offload === 'inline') {
       try {
-        this.pushAll(this.inlineCodec().write(this.takeBatch()));
-        return callback();
+        return this.output(this.inlineCodec().write(this.takeBatch()), callback);
       } catch (error) {
         return callback(error as Error);
       }
@@ -133,11 +159,10 @@ abstract class CipherStream extends Transform {
       // Short streams (and the `inline` mode) finish in-process.
       try {
         const codec = this.inlineCodec();
-        this.pushAll(codec.write(this.takeBatch()));
+        const head = codec.write(this.takeBatch());
         const { out, checksum } = codec.end();
-        this.pushAll(out);
         this.checksum = checksum;
-        return callback();
+        return this.output([...head, ...out], callback);
       } catch (error) {
         return callback(error as Error);
       }
@@ -149,11 +174,18 @@ abstract class CipherStream extends Transform {
   }
 
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
-    for (const channel of this.channels ?? []) channel.drop();
-    this.ring?.close();
+    const drops = (this.channels ?? []).map((channel) => channel.drop());
     this.writeCallback = null;
     this.flushCallback = null;
-    callback(error);
+    if (!this.into) {
+      this.ring?.close();
+      return callback(error);
+    }
+    // Closed only once no write of ours, on any thread, can still reach the file.
+    Promise.all([...drops, this.fileWrites.catch(() => {})]).then(() => {
+      this.ring?.close();
+      callback(error);
+    });
   }
 
   private inlineCodec(): SegmentCodec {
@@ -168,8 +200,18 @@ abstract class CipherStream extends Transform {
     return batch;
   }
 
-  private pushAll(chunks: Buffer[]): void {
-    for (const chunk of chunks) if (chunk.length > 0) this.push(chunk);
+  /** Output made on this thread: pushed, or with `into` written into the file; then `callback`. */
+  private output(chunks: Buffer[], callback: TransformCallback): void {
+    if (!this.into) {
+      for (const chunk of chunks) if (chunk.length > 0) this.push(chunk);
+      return callback();
+    }
+    const into = this.into;
+    const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    const position = this.filePosition;
+    this.filePosition += bytes;
+    this.fileWrites = this.fileWrites.then(() => writeAll(into.fd, chunks, position));
+    this.fileWrites.then(() => into.wrote(bytes)).then(() => callback(), callback);
   }
 
   /**
@@ -179,7 +221,8 @@ abstract class CipherStream extends Transform {
    */
   private send(): void {
     if (!this.channels) {
-      this.channels = threadSpecs(this.spec, { movesInput: this.ownsInput }).map((spec, index) => new CipherChannel(spec, (reply) => this.onReply(index, reply)));
+      // The output thread writes into the file itself; the others have no output.
+      this.channels = threadSpecs(this.spec, { movesInput: this.ownsInput }).map((spec, index) => new CipherChannel(spec, (reply) => this.onReply(index, reply), index === 0 ? this.into?.fd : undefined));
       this.inFlight = this.channels.map(() => 0);
     }
     if (this.batchBytes === 0) return;
@@ -200,11 +243,20 @@ abstract class CipherStream extends Transform {
   private onReply(channel: number, reply: WorkerReply): void {
     if (this.destroyed) return;
     if (reply.error) {
-      const error = reply.error.name === 'CipherFormatError' ? new CipherFormatError(reply.error.message) : new Error(reply.error.message);
+      const { name, message, code } = reply.error;
+      const error = name === 'CipherFormatError' ? new CipherFormatError(message) : Object.assign(new Error(message), code === undefined ? {} : { code });
       this.destroy(error);
       return;
     }
     let pushed = false;
+    if (reply.written !== undefined) {
+      try {
+        this.into!.wrote(reply.written);
+      } catch (error) {
+        this.destroy(error as Error);
+        return;
+      }
+    }
     for (const out of reply.out ?? []) {
       if (out.byteLength === 0) continue;
       pushed = true;

@@ -47,6 +47,45 @@ describe('FsBlobStore write-behind', () => {
   });
 });
 
+describe('FsBlobStore putFromWriter', () => {
+  it('stores what a writer puts into the temp file, counted by `wrote`; a failing writer or a refused visibility leaves nothing', async (t) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const store = new FsBlobStore(root, { writeBehindBytes: 1 });
+    const data = randomBytes(3 * 1024 * 1024 + 7);
+    const key = newBlobKey();
+    const result = await store.putFromWriter(key, async (file) => {
+      // Out of order, as writes at explicit offsets from several threads may land.
+      const half = 2 * 1024 * 1024;
+      fs.writeSync(file.fd, data, half, data.length - half, half);
+      fs.writeSync(file.fd, data, 0, half, 0);
+      file.wrote(half);
+      file.wrote(data.length - half);
+    });
+    assert.equal(result.size, data.length);
+    assert.ok(Buffer.concat(await (await store.get(key)).toArray()).equals(data));
+    const stat = fs.statSync(listFiles(root).find((f) => f.endsWith(key))!);
+    assert.equal(stat.mode & 0o777, 0o600);
+
+    const failed = newBlobKey();
+    await assert.rejects(
+      store.putFromWriter(failed, async (file) => {
+        fs.writeSync(file.fd, data, 0, 1024, 0);
+        throw new Error('client gone');
+      }),
+      /client gone/,
+    );
+    const refused = newBlobKey();
+    await assert.rejects(
+      store.putFromWriter(refused, async (file) => void fs.writeSync(file.fd, data, 0, 1024, 0), { visibleAfter: Promise.reject(new Error('row not recorded')) }),
+      /row not recorded/,
+    );
+    assert.equal(await store.exists(failed), false);
+    assert.equal(await store.exists(refused), false);
+    assert.deepEqual(fs.readdirSync(path.join(root, 'tmp')), [], 'no temp file is left');
+  });
+});
+
 describe('FsBlobStore small blobs', () => {
   it('removes what a failed small-file write left, and keeps nothing under the key', async (t) => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));

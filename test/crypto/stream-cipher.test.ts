@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
@@ -81,6 +85,20 @@ function spyOnPush(stream: Transform): Buffer[] {
     return push(chunk, encoding);
   };
   return seen;
+}
+
+async function inTempDir(work: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'coffre-into-'));
+  try {
+    await work(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Resolves once a stream has closed, failed or not. */
+function closed(stream: Transform): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
 }
 
 function collector(out: Buffer[]): Writable {
@@ -302,6 +320,86 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
         const moved = chunks.filter((c) => c.byteLength === 0).length;
         assert.equal(moved, offload === 'worker' ? chunks.length : 0, `${size} bytes: ${moved} of ${chunks.length} chunks moved`);
       }
+    });
+
+    test('into a file: the output is written there (from the cipher thread on a worker), reported in order, and nothing is emitted', async () => {
+      await inTempDir(async (dir) => {
+        for (const size of [0, 1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
+          const plaintext = randomBytes(size);
+          const file = path.join(dir, `out-${size}`);
+          const fd = openSync(file, 'w');
+          const reported: number[] = [];
+          const enc = new BaseEncryptStream(key, undefined, { offload, checksum: true, into: { fd, wrote: (bytes) => reported.push(bytes) } });
+          const emitted = spyOnPush(enc);
+          await pipeline(Readable.from(chunksOf(plaintext, randomSizes(size))), enc);
+          await closed(enc);
+          closeSync(fd);
+          const stored = await readFile(file);
+          assert.equal(stored.length, sealedSize(size), `${size} bytes`);
+          assert.equal(reported.reduce((a, b) => a + b, 0), stored.length, `${size} bytes: reported writes add up to the file`);
+          assert.equal(Buffer.concat(emitted).length, 0, 'nothing on the readable side');
+          assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`);
+          assert.ok((await decrypt(key, stored)).equals(plaintext), `${size} bytes`);
+        }
+      });
+    });
+
+    test('into a file: a stream destroyed mid-way closes only once nothing of it can write there any more', async () => {
+      await inTempDir(async (dir) => {
+        const file = path.join(dir, 'cut');
+        const fd = openSync(file, 'w');
+        let reported = 0;
+        const source = new Readable({ read() {} });
+        // The client goes away as soon as a first batch is written, with the next ones in flight.
+        const enc = new BaseEncryptStream(key, undefined, {
+          offload,
+          into: {
+            fd,
+            wrote: (bytes) => {
+              if (reported === 0) setImmediate(() => source.destroy(new Error('client gone')));
+              reported += bytes;
+            },
+          },
+        });
+        let sizeAtClose = -1;
+        enc.once('close', () => (sizeAtClose = fstatSync(fd).size));
+        const piped = pipeline(source, enc);
+        for (let i = 0; i < 80; i++) source.push(randomBytes(64 * 1024));
+        await assert.rejects(piped, /client gone/);
+        await closed(enc);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.equal(fstatSync(fd).size, sizeAtClose, 'no write landed after the close');
+        assert.ok(reported > 0 && reported <= sizeAtClose);
+        closeSync(fd);
+      });
+    });
+
+    test('into a file: a failing write fails the stream with its error, and so does a `wrote` that throws', async () => {
+      await inTempDir(async (dir) => {
+        const file = path.join(dir, 'ro');
+        writeFileSync(file, '');
+        // Opened for reading only: every write to it fails with EBADF.
+        const readOnly = openSync(file, 'r');
+        const plaintext = randomBytes(3 * 1024 * 1024);
+        const failing = new BaseEncryptStream(key, undefined, { offload, into: { fd: readOnly, wrote: () => {} } });
+        await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), failing), { code: 'EBADF' });
+        await closed(failing);
+        closeSync(readOnly);
+
+        const fd = openSync(path.join(dir, 'w'), 'w');
+        const refusing = new BaseEncryptStream(key, undefined, {
+          offload,
+          into: {
+            fd,
+            wrote: () => {
+              throw new Error('the disk sync failed');
+            },
+          },
+        });
+        await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), refusing), /the disk sync failed/);
+        await closed(refusing);
+        closeSync(fd);
+      });
     });
 
     test('two encryptions of the same plaintext differ (random nonce prefix)', async () => {

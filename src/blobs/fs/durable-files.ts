@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { nativeAddon } from '../../native.js';
+import { writeAll } from '../../lib/write-all.js';
 
 // Plain descriptors: a FileHandle (an object tracked for its close, with promise plumbing per
 // call) cost about 6 % of a small upload's CPU.
 export const openFile = promisify(fs.open);
-const writevFile = promisify(fs.writev);
 export const syncFile = promisify(fs.fsync);
 export const dataSyncFile = promisify(fs.fdatasync);
 export const closeFile = promisify(fs.close);
@@ -34,7 +34,7 @@ export const nodeFsDurableFiles: DurableFiles = {
   async writeFileDurably(file, chunks, renameTo) {
     const fd = await openFile(file, 'wx', 0o600);
     try {
-      await writevAll(fd, chunks, chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+      await writeAll(fd, chunks);
       await syncFile(fd);
     } finally {
       await closeFile(fd);
@@ -60,29 +60,3 @@ export const nativeDurableFiles: DurableFiles | null = native && {
 
 /** What this process uses. */
 export const durableFiles: DurableFiles = nativeDurableFiles ?? nodeFsDurableFiles;
-
-/** Writes `chunks` (`bytes` in all) at the file's position, however many writevs that takes. */
-export async function writevAll(fd: number, chunks: Buffer[], bytes: number): Promise<void> {
-  let pending = chunks;
-  let remaining = bytes;
-  while (remaining > 0) {
-    const { bytesWritten } = await writevFile(fd, pending);
-    remaining -= bytesWritten;
-    if (remaining > 0) pending = skipBytes(pending, bytesWritten);
-  }
-}
-
-/** The buffers after the first `n` bytes (after a short writev). */
-function skipBytes(buffers: Buffer[], n: number): Buffer[] {
-  const out: Buffer[] = [];
-  let skip = n;
-  for (const b of buffers) {
-    if (skip >= b.length) {
-      skip -= b.length;
-      continue;
-    }
-    out.push(skip > 0 ? b.subarray(skip) : b);
-    skip = 0;
-  }
-  return out;
-}

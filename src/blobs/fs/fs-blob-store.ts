@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
+import { BlobNotFoundError, assertBlobKey, type BlobFile, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
-import { closeFile, dataSyncFile, durableFiles, openFile, syncFile, writevAll, type DurableFiles } from './durable-files.js';
+import { writeAll } from '../../lib/write-all.js';
+import { closeFile, dataSyncFile, durableFiles, openFile, syncFile, type DurableFiles } from './durable-files.js';
 import { WriteBehind } from './write-behind.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
@@ -58,74 +59,103 @@ export class FsBlobStore implements BlobStore {
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<PutResult> {
+    // Chunks are gathered into ~1 MiB batches written with one writev each; awaiting each batch
+    // keeps back-pressure on the source and memory flat. A blob of one batch at most is written
+    // whole at the end.
+    const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    let batch: Buffer[] = [];
+    let batchBytes = 0;
+    let ended = false;
+    const fillBatch = async () => {
+      while (batchBytes < WRITE_BATCH_BYTES) {
+        const next = await chunks.next();
+        if (next.done) return (ended = true);
+        batch.push(next.value);
+        batchBytes += next.value.length;
+      }
+    };
+    try {
+      await fillBatch();
+      if (ended) return await this.putSmall(key, batch, batchBytes, options);
+      return await this.putFromWriter(
+        key,
+        async (file) => {
+          for (;;) {
+            const bytes = batchBytes;
+            await writeAll(file.fd, batch);
+            batch = [];
+            batchBytes = 0;
+            file.wrote(bytes);
+            if (ended) return;
+            await fillBatch();
+          }
+        },
+        options,
+      );
+    } catch (error) {
+      options.visibleAfter?.catch(() => {});
+      // A body not read to its end is destroyed, as a for-await loop leaving it would.
+      await chunks.return?.();
+      throw error;
+    }
+  }
+
+  /**
+   * A blob of one batch at most: once it may be visible, created, written, synced, closed and
+   * renamed into place in one go (one threadpool job with the native addon). Waiting for
+   * `visibleAfter` first costs it little: its bytes are all here already.
+   */
+  private async putSmall(key: string, chunks: Buffer[], size: number, options: PutOptions): Promise<PutResult> {
+    const target = this.pathOf(key);
+    const temp = this.tempPath(key);
+    try {
+      await options.visibleAfter;
+      await this.files.writeFileDurably(temp, chunks, target).catch(async (error: NodeJS.ErrnoException) => {
+        // The key's directories do not exist yet: the file is whole under its temp name.
+        if (error.syscall !== 'rename' || error.code !== 'ENOENT') throw error;
+        await this.renameIntoPlace(temp, target);
+      });
+    } catch (error) {
+      await fsp.rm(temp, { force: true });
+      throw error;
+    }
+    return this.madeDurable(target, size, options);
+  }
+
+  /**
+   * Capability of a store of local files: the blob's bytes are written by `write` into an open
+   * temp file (from any thread: see `OutputFile` in stream-cipher.ts), which is then made durable
+   * and renamed into place as `put` does. `write` resolves once nothing of it can still touch the
+   * descriptor, also when it rejects: the file is closed right after.
+   */
+  async putFromWriter(key: string, write: (file: BlobFile) => Promise<void>, options: PutOptions = {}): Promise<PutResult> {
     const target = this.pathOf(key);
     // Awaited once the bytes are written: a rejection before then is not an unhandled one.
     options.visibleAfter?.catch(() => {});
-    const temp = path.join(this.tmpDir, `${key}.${randomBytes(6).toString('hex')}.part`);
-    // Opened once a first batch is full: a smaller blob is written whole at the end.
+    const temp = this.tempPath(key);
     let fd: number | null = null;
     let writeBehind: WriteBehind | null = null;
     let size = 0;
     try {
-      // Chunks are gathered into ~1 MiB batches written with one writev each; awaiting each
-      // batch keeps back-pressure on the source and memory flat.
-      let batch: Buffer[] = [];
-      let batchBytes = 0;
-      const flush = async (into: number) => {
-        const [chunks, bytes] = [batch, batchBytes];
-        batch = [];
-        batchBytes = 0;
-        await writevAll(into, chunks, bytes);
-      };
-      for await (const chunk of body) {
-        const bytes = chunk as Buffer;
-        batch.push(bytes);
-        batchBytes += bytes.length;
-        size += bytes.length;
-        if (batchBytes >= WRITE_BATCH_BYTES) {
-          if (fd === null) {
-            fd = await openFile(temp, 'wx', 0o600);
-            writeBehind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile);
-          }
-          const written = batchBytes;
-          await flush(fd);
-          writeBehind!.wrote(written);
-        }
-      }
-      if (fd === null) {
-        // A blob of one batch at most: once it may be visible, created, written, synced, closed and
-        // renamed into place in one go (one threadpool job with the native addon). Waiting for
-        // `visibleAfter` first costs it little: its bytes are all here already.
-        await options.visibleAfter;
-        await this.files.writeFileDurably(temp, batch, target).catch(async (error: NodeJS.ErrnoException) => {
-          // The key's directories do not exist yet: the file is whole under its temp name.
-          if (error.syscall !== 'rename' || error.code !== 'ENOENT') throw error;
-          await this.renameIntoPlace(temp, target);
-        });
-      } else {
-        // The last batch goes straight to the closing fsync.
-        await flush(fd);
-        await writeBehind!.settle();
-        // The bytes and the file's size are on disk before any name points at them.
-        await syncFile(fd);
-        // Synced, the descriptor has nothing left to say: the rename need not wait for its close
-        // (a threadpool round trip).
-        closeFile(fd).catch(() => {});
-        fd = null;
-        // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
-        await options.visibleAfter;
-        await this.renameIntoPlace(temp, target);
-      }
-      // The new entry itself: without this a crash may lose the name (ext4 without a journal
-      // writes directory blocks only when asked), and the row about to commit would point at nothing.
-      const durable = this.directorySyncs.sync(path.dirname(target));
-      if (!options.durableLater) {
-        await durable;
-        return { size };
-      }
-      // Awaited by the caller before its commit; a rejection before then is not an unhandled one.
-      durable.catch(() => {});
-      return { size, durable };
+      fd = await openFile(temp, 'wx', 0o600);
+      const behind = (writeBehind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile));
+      await write({
+        fd,
+        wrote: (bytes) => {
+          size += bytes;
+          behind.wrote(bytes);
+        },
+      });
+      await writeBehind.settle();
+      // The bytes and the file's size are on disk before any name points at them.
+      await syncFile(fd);
+      // Synced, the descriptor has nothing left to say: the rename need not wait for its close
+      // (a threadpool round trip).
+      closeFile(fd).catch(() => {});
+      fd = null;
+      // Until the rename the bytes are a temp file, which removeStaleUploads reclaims after a crash.
+      await options.visibleAfter;
+      await this.renameIntoPlace(temp, target);
     } catch (error) {
       if (fd !== null) {
         // No sync may still use the descriptor's number once it is closed (and perhaps reused).
@@ -135,6 +165,26 @@ export class FsBlobStore implements BlobStore {
       await fsp.rm(temp, { force: true });
       throw error;
     }
+    return this.madeDurable(target, size, options);
+  }
+
+  /**
+   * The new entry itself: without this a crash may lose the name (ext4 without a journal writes
+   * directory blocks only when asked), and the row about to commit would point at nothing.
+   */
+  private async madeDurable(target: string, size: number, options: PutOptions): Promise<PutResult> {
+    const durable = this.directorySyncs.sync(path.dirname(target));
+    if (!options.durableLater) {
+      await durable;
+      return { size };
+    }
+    // Awaited by the caller before its commit; a rejection before then is not an unhandled one.
+    durable.catch(() => {});
+    return { size, durable };
+  }
+
+  private tempPath(key: string): string {
+    return path.join(this.tmpDir, `${key}.${randomBytes(6).toString('hex')}.part`);
   }
 
   /**

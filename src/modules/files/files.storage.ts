@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, PutOptions } from '../../blobs/blob-store.js';
 import { newBlobKey } from '../../blobs/blob-keys.js';
@@ -121,11 +121,37 @@ async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, so
   // The plaintext checksum is computed with the encryption, off the event loop. The limits are
   // checked by the encryption as the bytes arrive: a stream of its own in front cost an upload a
   // hop per 64 KiB socket read on the event loop.
-  const encrypt = new EncryptStream(dataKey, undefined, { checksum: true, ownsInput: ownsChunks, checkInput: (bytes) => checkLimits(bytes, limits) });
+  const options = { checksum: true, ownsInput: ownsChunks, checkInput: (bytes: number) => checkLimits(bytes, limits) };
+  if (blobs.putFromWriter) {
+    // A store of local files: the cipher thread writes the blob's file itself.
+    let encrypt: EncryptStream | undefined;
+    const stored = await blobs
+      .putFromWriter(
+        blobId,
+        async (file) => {
+          encrypt = new EncryptStream(dataKey, undefined, { ...options, into: file });
+          // Settled once the stream has closed: no write of it can reach the file after that.
+          await pipeline(source, encrypt).finally(() => closed(encrypt!));
+        },
+        put,
+      )
+      .catch((error: unknown) => {
+        // Failed before reading the body (no temp file): it is dropped, as a failed pipeline drops it.
+        if (!encrypt) source.destroy();
+        throw error;
+      });
+    return { size: encrypt!.plaintextBytes, storedSize: stored.size, checksum: encrypt!.checksum!, durable: stored.durable };
+  }
+  const encrypt = new EncryptStream(dataKey, undefined, options);
   const [piped, stored] = await Promise.allSettled([pipeline(source, encrypt), blobs.put(blobId, encrypt, put)]);
   if (piped.status === 'rejected') throw piped.reason;
   if (stored.status === 'rejected') throw stored.reason;
   return { size: encrypt.plaintextBytes, storedSize: stored.value.size, checksum: encrypt.checksum!, durable: stored.value.durable };
+}
+
+/** Resolves once a stream has closed, whether it failed or not. */
+function closed(stream: Readable | Writable): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
 }
 
 /** The same stored format as EncryptStream's, sealed in-process (what it does for short streams too). */
