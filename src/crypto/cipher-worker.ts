@@ -17,10 +17,27 @@ import { writeAll } from '../lib/write-all.js';
 const garbage = new GarbageMeter(4 * 1024 * 1024);
 const port = parentPort!;
 
+/**
+ * The size of a file stream's output buffers: a batch's segments (a batch is about 1 MiB, see
+ * stream-cipher.ts, plus up to one 64 KiB input chunk) with their tags, so one buffer fits any.
+ * Up to SPARE_OUTPUTS written ones wait for reuse (two batches are in flight at most).
+ */
+const OUTPUT_BYTES = 18 * (64 * 1024 + 16);
+const SPARE_OUTPUTS = 3;
+
+function reuse(spares: Buffer[], bytes: number): Buffer {
+  const index = spares.findIndex((buffer) => buffer.length >= bytes);
+  const buffer = index >= 0 ? spares.splice(index, 1)[0] : Buffer.allocUnsafeSlow(Math.max(bytes, OUTPUT_BYTES));
+  return buffer.subarray(0, bytes);
+}
+
 interface Stream {
   codec: SegmentCodec;
-  /** The file the output goes into, and where the next output goes. */
-  file?: { fd: number; position: number };
+  /**
+   * The file the output goes into, where the next output goes, and output buffers already
+   * written, which the codec fills again: no new memory per batch, nothing for V8 to collect.
+   */
+  file?: { fd: number; position: number; spares: Buffer[] };
   /**
    * The stream's file writes, one after the other (each answered once done). A failed write
    * rejects it, and the writes queued after it never start.
@@ -52,7 +69,10 @@ function emit(id: number, stream: Stream, out: Buffer[], message: { done: boolea
   const bytes = out.reduce((sum, b) => sum + b.length, 0);
   const position = file.position;
   file.position += bytes;
-  stream.writes = stream.writes.then(() => writeAll(file.fd, out, position));
+  stream.writes = stream.writes.then(async () => {
+    await writeAll(file.fd, out, position);
+    for (const buffer of out) if (buffer.buffer.byteLength >= OUTPUT_BYTES && file.spares.length < SPARE_OUTPUTS) file.spares.push(Buffer.from(buffer.buffer));
+  });
   stream.writes.then(
     () => {
       if (stream.finished) return;
@@ -83,8 +103,9 @@ port.on('message', (request: WorkerRequest) => {
   const { id } = request;
   const stream = streams.get(id);
   if (request.op === 'open') {
-    const file = request.fd === undefined ? undefined : { fd: request.fd, position: 0 };
-    streams.set(id, { codec: createCodec(request.spec), file, writes: Promise.resolve(), ending: false, finished: false });
+    const file = request.fd === undefined ? undefined : { fd: request.fd, position: 0, spares: [] as Buffer[] };
+    const codec = file ? createCodec(request.spec, (bytes) => reuse(file.spares, bytes)) : createCodec(request.spec);
+    streams.set(id, { codec, file, writes: Promise.resolve(), ending: false, finished: false });
     return;
   }
   if (!stream) {
@@ -99,7 +120,9 @@ port.on('message', (request: WorkerRequest) => {
       case 'write': {
         const chunks = request.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
         const out = stream.codec.write(chunks);
-        garbage.add(chunks.reduce((sum, c) => sum + (c.buffer instanceof SharedArrayBuffer ? 0 : c.length), 0) + out.reduce((sum, b) => sum + b.length, 0));
+        // Output written into a file is reused (see `reuse`), not left for V8.
+        const outputGarbage = stream.file ? 0 : out.reduce((sum, b) => sum + b.length, 0);
+        garbage.add(chunks.reduce((sum, c) => sum + (c.buffer instanceof SharedArrayBuffer ? 0 : c.length), 0) + outputGarbage);
         return emit(id, stream, out, { done: false });
       }
       case 'end': {

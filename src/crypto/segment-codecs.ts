@@ -172,12 +172,19 @@ export function threadSpecs(spec: CodecSpec, options: { movesInput: boolean }): 
   return [spec];
 }
 
-export function createCodec(spec: CodecSpec): SegmentCodec {
+/**
+ * Where a sealing codec takes the buffer each `write` returns its segments in: by default a new
+ * one each time; a caller that is done with earlier outputs may hand them out again.
+ */
+export type OutputAllocator = (bytes: number) => Buffer;
+const newOutput: OutputAllocator = (bytes) => Buffer.allocUnsafeSlow(bytes);
+
+export function createCodec(spec: CodecSpec, allocate: OutputAllocator = newOutput): SegmentCodec {
   if (spec.kind === 'hash') return new Hasher();
   const key = Buffer.from(spec.key.buffer, spec.key.byteOffset, spec.key.byteLength);
   switch (spec.kind) {
     case 'seal':
-      return new Sealer(key, newHeader(spec.segmentLog2), spec.hash);
+      return new Sealer(key, newHeader(spec.segmentLog2), spec.hash, allocate);
     case 'open':
       return new Opener(key);
     case 'open-range':
@@ -259,7 +266,7 @@ class Sealer implements SegmentCodec {
   private index = 0;
   private headerSent = false;
 
-  constructor(key: Buffer, private readonly header: StreamHeader, hash: boolean) {
+  constructor(key: Buffer, private readonly header: StreamHeader, hash: boolean, private readonly allocate: OutputAllocator) {
     if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
     this.aead = segmentAead(key);
     this.hash = hash ? new Hasher() : null;
@@ -292,7 +299,7 @@ class Sealer implements SegmentCodec {
   private seal(count: number, final: boolean): Buffer[] {
     const size = this.header.segmentSize;
     const plainBytes = final ? this.input.length : count * size;
-    const out = Buffer.allocUnsafeSlow(plainBytes + count * TAG_BYTES);
+    const out = this.allocate(plainBytes + count * TAG_BYTES);
     let at = 0;
     for (let i = 0; i < count; i++) {
       const plain = this.input.take(final ? this.input.length : size);
