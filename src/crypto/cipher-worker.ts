@@ -2,7 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { createCodec, type SegmentCodec } from './segment-codecs.js';
 import type { WorkerReply, WorkerRequest } from './cipher-pool.js';
 import { GarbageMeter } from '../lib/gc.js';
-import { writeAll } from '../lib/write-all.js';
+import { FileAppender } from '../lib/write-all.js';
 
 /**
  * A cipher thread: keeps one codec per stream and answers every request in arrival order, so a
@@ -34,15 +34,10 @@ function reuse(spares: Buffer[], bytes: number): Buffer {
 interface Stream {
   codec: SegmentCodec;
   /**
-   * The file the output goes into, where the next output goes, and output buffers already
+   * The file the output goes into (each write answered once done), and output buffers already
    * written, which the codec fills again: no new memory per batch, nothing for V8 to collect.
    */
-  file?: { fd: number; position: number; spares: Buffer[] };
-  /**
-   * The stream's file writes, one after the other (each answered once done). A failed write
-   * rejects it, and the writes queued after it never start.
-   */
-  writes: Promise<void>;
+  file?: { appender: FileAppender; spares: Buffer[] };
   /** `end` was taken: the reply after its last write is the stream's last. */
   ending: boolean;
   /** Failed or dropped: its last reply goes once its writes have stopped. */
@@ -66,15 +61,9 @@ function emit(id: number, stream: Stream, out: Buffer[], message: { done: boolea
     if (message.done) streams.delete(id);
     return reply({ id, ...message }, out);
   }
-  const bytes = out.reduce((sum, b) => sum + b.length, 0);
-  const position = file.position;
-  file.position += bytes;
-  stream.writes = stream.writes.then(async () => {
-    await writeAll(file.fd, out, position);
-    for (const buffer of out) if (buffer.buffer.byteLength >= OUTPUT_BYTES && file.spares.length < SPARE_OUTPUTS) file.spares.push(Buffer.from(buffer.buffer));
-  });
-  stream.writes.then(
-    () => {
+  file.appender.append(out).then(
+    (bytes) => {
+      for (const buffer of out) if (buffer.buffer.byteLength >= OUTPUT_BYTES && file.spares.length < SPARE_OUTPUTS) file.spares.push(Buffer.from(buffer.buffer));
       if (stream.finished) return;
       if (message.done) streams.delete(id);
       reply({ id, ...message, written: bytes });
@@ -91,21 +80,19 @@ function emit(id: number, stream: Stream, out: Buffer[], message: { done: boolea
 function finish(id: number, stream: Stream, error?: Error): void {
   if (stream.finished) return;
   stream.finished = true;
-  stream.writes
-    .catch(() => {})
-    .then(() => {
-      streams.delete(id);
-      reply({ id, done: true, ...(error && { error: { name: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }) });
-    });
+  (stream.file?.appender.settled() ?? Promise.resolve()).then(() => {
+    streams.delete(id);
+    reply({ id, done: true, ...(error && { error: { name: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }) });
+  });
 }
 
 port.on('message', (request: WorkerRequest) => {
   const { id } = request;
   const stream = streams.get(id);
   if (request.op === 'open') {
-    const file = request.fd === undefined ? undefined : { fd: request.fd, position: 0, spares: [] as Buffer[] };
+    const file = request.fd === undefined ? undefined : { appender: new FileAppender(request.fd), spares: [] as Buffer[] };
     const codec = file ? createCodec(request.spec, (bytes) => reuse(file.spares, bytes)) : createCodec(request.spec);
-    streams.set(id, { codec, file, writes: Promise.resolve(), ending: false, finished: false });
+    streams.set(id, { codec, file, ending: false, finished: false });
     return;
   }
   if (!stream) {

@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { GarbageMeter } from '../lib/gc.js';
-import { writeAll } from '../lib/write-all.js';
+import { FileAppender } from '../lib/write-all.js';
 import { CipherChannel, type WorkerReply } from './cipher-pool.js';
 import { InputRing } from './input-ring.js';
 import {
@@ -94,9 +94,8 @@ abstract class CipherStream extends Transform {
   private readonly ownsInput: boolean;
   private readonly checkInput: ((bytes: number) => void) | undefined;
   private readonly into: OutputFile | undefined;
-  /** With `into`: output written from this thread (short streams, `inline`), one write after the other. */
-  private fileWrites: Promise<void> = Promise.resolve();
-  private filePosition = 0;
+  /** With `into`: output written from this thread (short streams, `inline`). */
+  private readonly appender: FileAppender | undefined;
   /** `sha256:<hex>` of the plaintext, when the spec asked for it, once the stream has ended. */
   checksum: string | undefined;
 
@@ -106,6 +105,7 @@ abstract class CipherStream extends Transform {
     this.ownsInput = options.ownsInput ?? false;
     this.checkInput = options.checkInput;
     this.into = options.into;
+    this.appender = this.into && new FileAppender(this.into.fd);
     // Nothing is ever pushed: flowing, the empty readable side ends with the input, and the
     // stream closes once both sides are done.
     if (this.into) this.resume();
@@ -182,7 +182,7 @@ abstract class CipherStream extends Transform {
       return callback(error);
     }
     // Closed only once no write of ours, on any thread, can still reach the file.
-    Promise.all([...drops, this.fileWrites.catch(() => {})]).then(() => {
+    Promise.all([...drops, this.appender!.settled()]).then(() => {
       this.ring?.close();
       callback(error);
     });
@@ -207,11 +207,9 @@ abstract class CipherStream extends Transform {
       return callback();
     }
     const into = this.into;
-    const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-    const position = this.filePosition;
-    this.filePosition += bytes;
-    this.fileWrites = this.fileWrites.then(() => writeAll(into.fd, chunks, position));
-    this.fileWrites.then(() => into.wrote(bytes)).then(() => callback(), callback);
+    this.appender!.append(chunks)
+      .then((bytes) => into.wrote(bytes))
+      .then(() => callback(), callback);
   }
 
   /**

@@ -16,3 +16,28 @@ export async function writeAll(fd: number, chunks: Buffer[], position: number | 
     if (written > 0) pending[0] = pending[0].subarray(written);
   }
 }
+
+/**
+ * Writes into a file batch after batch, each at the offset where the one before it ends, one at a
+ * time. Once a write has failed, the writes queued after it never start.
+ */
+export class FileAppender {
+  private position = 0;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(readonly fd: number) {}
+
+  /** Queues `chunks` after everything queued before; resolves with their byte count once written. */
+  append(chunks: Buffer[]): Promise<number> {
+    const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    const position = this.position;
+    this.position += bytes;
+    this.queue = this.queue.then(() => writeAll(this.fd, chunks, position));
+    return this.queue.then(() => bytes);
+  }
+
+  /** Resolves once no queued write can still touch the file, whatever their outcome. */
+  settled(): Promise<void> {
+    return this.queue.catch(() => {});
+  }
+}

@@ -15,20 +15,25 @@ function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }
 
+/** A fresh store folder, removed after the test. */
+function tempRoot(t: { after(fn: () => void): void }): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  return root;
+}
+
 // Small blobs are written by the native addon's jobs when it is built, else through node:fs: both run the contract.
 for (const [name, files] of [['native files', nativeDurableFiles], ['node:fs files', nodeFsDurableFiles]] as const) {
   if (!files) continue;
   blobStoreContract(`fs (${name})`, async (t) => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
-    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const root = tempRoot(t);
     return { store: new FsBlobStore(root, { files }), listAll: async () => listFiles(root) };
   });
 }
 
 describe('FsBlobStore write-behind', () => {
   it('keeps every byte of a put whose data is synced in the background as it is written, and fails a body that breaks mid-way cleanly', async (t) => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
-    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const root = tempRoot(t);
     // A background fdatasync after every 1 MiB batch: many of them overlap the writes.
     const store = new FsBlobStore(root, { writeBehindBytes: 1 });
     const data = randomBytes(24 * 1024 * 1024 + 3);
@@ -49,8 +54,7 @@ describe('FsBlobStore write-behind', () => {
 
 describe('FsBlobStore putFromWriter', () => {
   it('stores what a writer puts into the temp file, counted by `wrote`; a failing writer or a refused visibility leaves nothing', async (t) => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
-    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const root = tempRoot(t);
     const store = new FsBlobStore(root, { writeBehindBytes: 1 });
     const data = randomBytes(3 * 1024 * 1024 + 7);
     const key = newBlobKey();
@@ -88,8 +92,7 @@ describe('FsBlobStore putFromWriter', () => {
 
 describe('FsBlobStore small blobs', () => {
   it('removes what a failed small-file write left, and keeps nothing under the key', async (t) => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
-    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const root = tempRoot(t);
     const diskFull = {
       async writeFileDurably(file: string) {
         fs.writeFileSync(file, 'half');
@@ -107,8 +110,7 @@ describe('FsBlobStore small blobs', () => {
 
 describe('FsBlobStore durableLater', () => {
   it('resolves a put once the blob is under its key, with `durable` settling on the directory sync; without it, the put waits for the sync', async (t) => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-blobs-'));
-    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const root = tempRoot(t);
     const pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
     const store = new FsBlobStore(root, { syncDirectory: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })) });
     const settled = async (promise: Promise<unknown>) => {
