@@ -2,13 +2,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { S3Location } from '../../src/blobs/s3/s3-blob-store.js';
 
 // The SDK warns once per process that its releases after January 2027 need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-/** An S3-protocol server for tests: COFFRE_TEST_S3_ENDPOINT when set, else s3rver on a loopback port. */
+/** An S3-protocol server for tests: COFFRE_TEST_S3_ENDPOINT when set, else s3rver on a loopback port, in a process of its own. */
 export interface TestS3 {
   endpoint: string;
   /** What a server process needs in its environment to reach it (AWS_* credentials). */
@@ -30,15 +34,13 @@ export async function startTestS3(): Promise<TestS3> {
   };
   let stopServer = async () => {};
   if (!endpoint) {
-    const { default: S3rver } = await import('s3rver');
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-s3rver-'));
-    const server = new S3rver({ port: 0, address: '127.0.0.1', directory, silent: true });
-    const address = (await server.run()) as { port: number };
-    endpoint = `http://127.0.0.1:${address.port}`;
+    const server = await startS3rverProcess(directory);
+    endpoint = `http://127.0.0.1:${server.port}`;
     // s3rver accepts any signature made with its own fixed credentials.
     credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
     stopServer = async () => {
-      await server.close();
+      await server.stop();
       fs.rmSync(directory, { recursive: true, force: true });
     };
   }
@@ -80,6 +82,35 @@ export async function startTestS3(): Promise<TestS3> {
       }
       client.destroy();
       await stopServer();
+    },
+  };
+}
+
+/**
+ * s3rver in a child process: a test's own memory and CPU figures then count the S3 client
+ * only, as they would against a real S3 service (in-process, the server's request buffers
+ * were counted as the store's).
+ */
+async function startS3rverProcess(directory: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const script = fileURLToPath(new URL('./s3rver-process.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script, directory], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const lines = readline.createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    once(lines, 'line').then(([line]) => line as string),
+    exited.then(([code]) => {
+      throw new Error(`s3rver exited with ${code} before listening`);
+    }),
+  ]);
+  lines.close();
+  const { port } = JSON.parse(first) as { port: number };
+  return {
+    port,
+    async stop() {
+      if (child.exitCode === null) {
+        child.stdin!.end();
+        await exited;
+      }
     },
   };
 }
