@@ -119,8 +119,18 @@ describe('FsBlobStore durableLater', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       return done;
     };
+    // The next directory sync the store asks for, once it has asked (a loaded machine may take
+    // longer than any fixed pause to get there).
+    const nextSync = async () => {
+      while (pending.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      return pending.shift()!;
+    };
 
-    const key = newBlobKey();
+    // All three keys share their directories (keys of the same 10 s do): the later puts then need
+    // one sync each. Keys made apart could fall on both sides of a 10 s boundary, and a new
+    // directory's parent syncs would then take the one this test releases.
+    const now = Date.now();
+    const key = newBlobKey(now);
     // The key's directories are new: their creation waits for syncs of their parents first.
     const first = store.put(key, Readable.from([Buffer.from('first')]), { durableLater: true });
     while (!(await settled(first))) pending.shift()?.resolve();
@@ -129,17 +139,16 @@ describe('FsBlobStore durableLater', () => {
     assert.ok(durable, 'a durable promise is given');
     assert.ok(Buffer.concat(await (await store.get(key)).toArray()).equals(Buffer.from('first')), 'readable before it is durable');
     assert.equal(await settled(durable!), false, 'durable waits for the directory sync');
-    pending.shift()!.resolve();
+    (await nextSync()).resolve();
     await durable;
 
-    const waiting = store.put(newBlobKey(), Readable.from([Buffer.from('second')]));
+    const waiting = store.put(newBlobKey(now), Readable.from([Buffer.from('second')]));
     assert.equal(await settled(waiting), false, 'without durableLater the put itself waits');
-    pending.shift()!.resolve();
+    (await nextSync()).resolve();
     assert.deepEqual(await waiting, { size: 6 });
 
-    const failing = await store.put(newBlobKey(), Readable.from([Buffer.from('third')]), { durableLater: true });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    pending.shift()!.reject(new Error('disk gone'));
+    const failing = await store.put(newBlobKey(now), Readable.from([Buffer.from('third')]), { durableLater: true });
+    (await nextSync()).reject(new Error('disk gone'));
     await assert.rejects(failing.durable!, /disk gone/);
   });
 });
