@@ -9,7 +9,10 @@
  *
  * Exports (Node-API, so one build serves every Node version and worker threads):
  *   context(key)                         -> an opaque AES-256-GCM context for that 32-byte key
- *   seal(ctx, nonce, aad, plain, out, at) -> bytes written at out[at..]: ciphertext then 16-byte tag
+ *   seal(ctx, nonce, aad, plain, out, at) -> bytes written at out[at..]: ciphertext then 16-byte tag;
+ *                                            `plain` may be an array of up to MAX_PIECES buffers,
+ *                                            sealed as their concatenation (a segment that
+ *                                            straddles input chunks, without copying it whole first)
  *   open(ctx, nonce, aad, sealed, out, at) -> plaintext bytes written at out[at..], or -1 when the
  *                                            segment does not authenticate (that range is then zeroed)
  */
@@ -20,6 +23,7 @@
 
 #define TAG_BYTES 16
 #define NONCE_BYTES 12
+#define MAX_PIECES 16
 
 static void free_context(napi_env env, void *data, void *hint) {
   (void)env;
@@ -61,18 +65,40 @@ static napi_value context(napi_env env, napi_callback_info info) {
 
 struct segment_call {
   EVP_CIPHER_CTX *ctx;
-  uint8_t *nonce, *aad, *input, *out;
-  size_t aad_length, input_length, out_length;
-  uint32_t at;
+  uint8_t *nonce, *aad, *out;
+  size_t aad_length, out_length;
+  /* The input: one buffer, or (seal only) the pieces of an array, in order. */
+  uint8_t *input[MAX_PIECES];
+  size_t input_lengths[MAX_PIECES], input_length;
+  uint32_t pieces, at;
 };
 
+/* The input argument: a Uint8Array, or when `allow_pieces`, an array of up to MAX_PIECES of them. */
+static int read_input(napi_env env, napi_value value, int allow_pieces, struct segment_call *call) {
+  bool is_array = false;
+  call->input_length = 0;
+  if (allow_pieces && napi_is_array(env, value, &is_array) == napi_ok && is_array) {
+    if (napi_get_array_length(env, value, &call->pieces) != napi_ok || call->pieces > MAX_PIECES) return 0;
+    for (uint32_t i = 0; i < call->pieces; i++) {
+      napi_value piece;
+      if (napi_get_element(env, value, i, &piece) != napi_ok || !bytes_of(env, piece, &call->input[i], &call->input_lengths[i])) return 0;
+      call->input_length += call->input_lengths[i];
+    }
+    return 1;
+  }
+  call->pieces = 1;
+  if (!bytes_of(env, value, &call->input[0], &call->input_lengths[0])) return 0;
+  call->input_length = call->input_lengths[0];
+  return 1;
+}
+
 /* Reads (ctx, nonce, aad, input, out, at); 0 (an exception pending) when they are not that. */
-static int read_call(napi_env env, napi_callback_info info, struct segment_call *call) {
+static int read_call(napi_env env, napi_callback_info info, int allow_pieces, struct segment_call *call) {
   size_t argc = 6, nonce_length;
   napi_value argv[6];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6 || napi_get_value_external(env, argv[0], (void **)&call->ctx) != napi_ok ||
       !bytes_of(env, argv[1], &call->nonce, &nonce_length) || nonce_length != NONCE_BYTES || !bytes_of(env, argv[2], &call->aad, &call->aad_length) ||
-      !bytes_of(env, argv[3], &call->input, &call->input_length) || !bytes_of(env, argv[4], &call->out, &call->out_length) ||
+      !read_input(env, argv[3], allow_pieces, call) || !bytes_of(env, argv[4], &call->out, &call->out_length) ||
       napi_get_value_uint32(env, argv[5], &call->at) != napi_ok) {
     napi_throw_type_error(env, NULL, "expected (context, 12-byte nonce, aad, input, out, offset)");
     return 0;
@@ -87,13 +113,17 @@ static int read_call(napi_env env, napi_callback_info info, struct segment_call 
 static napi_value seal(napi_env env, napi_callback_info info) {
   struct segment_call c;
   napi_value result;
-  int n;
-  if (!read_call(env, info, &c)) return NULL;
+  int n, ok;
+  if (!read_call(env, info, 1, &c)) return NULL;
   if (c.out_length - c.at < c.input_length + TAG_BYTES) return fail(env, "seal: the output has no room for the segment and its tag");
   uint8_t *out = c.out + c.at;
-  if (EVP_CipherInit_ex(c.ctx, NULL, NULL, NULL, c.nonce, 1) != 1 || EVP_CipherUpdate(c.ctx, NULL, &n, c.aad, (int)c.aad_length) != 1 ||
-      EVP_CipherUpdate(c.ctx, out, &n, c.input, (int)c.input_length) != 1 || EVP_CipherFinal_ex(c.ctx, out + n, &n) != 1 ||
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES, out + c.input_length) != 1) {
+  ok = EVP_CipherInit_ex(c.ctx, NULL, NULL, NULL, c.nonce, 1) == 1 && EVP_CipherUpdate(c.ctx, NULL, &n, c.aad, (int)c.aad_length) == 1;
+  /* GCM is a stream mode: each update writes exactly as many bytes as it is given, at any length. */
+  for (uint32_t i = 0; ok && i < c.pieces; i++) {
+    ok = EVP_CipherUpdate(c.ctx, out, &n, c.input[i], (int)c.input_lengths[i]) == 1 && (size_t)n == c.input_lengths[i];
+    out += c.input_lengths[i];
+  }
+  if (!ok || EVP_CipherFinal_ex(c.ctx, out, &n) != 1 || EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES, out) != 1) {
     return fail(env, "seal: AES-256-GCM failed");
   }
   napi_create_uint32(env, (uint32_t)(c.input_length + TAG_BYTES), &result);
@@ -105,15 +135,15 @@ static napi_value open_segment(napi_env env, napi_callback_info info) {
   napi_value result;
   uint8_t tag[TAG_BYTES];
   int n;
-  if (!read_call(env, info, &c)) return NULL;
+  if (!read_call(env, info, 0, &c)) return NULL;
   if (c.input_length < TAG_BYTES) return fail(env, "open: the segment is shorter than its tag");
   size_t plain_length = c.input_length - TAG_BYTES;
   if (c.out_length - c.at < plain_length) return fail(env, "open: the output has no room for the plaintext");
   uint8_t *out = c.out + c.at;
   /* The tag is read before decrypting: the output may overlap the input. */
-  memcpy(tag, c.input + plain_length, TAG_BYTES);
+  memcpy(tag, c.input[0] + plain_length, TAG_BYTES);
   int ok = EVP_CipherInit_ex(c.ctx, NULL, NULL, NULL, c.nonce, 0) == 1 && EVP_CipherUpdate(c.ctx, NULL, &n, c.aad, (int)c.aad_length) == 1 &&
-           EVP_CipherUpdate(c.ctx, out, &n, c.input, (int)plain_length) == 1 && EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_TAG, TAG_BYTES, tag) == 1 &&
+           EVP_CipherUpdate(c.ctx, out, &n, c.input[0], (int)plain_length) == 1 && EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_TAG, TAG_BYTES, tag) == 1 &&
            EVP_CipherFinal_ex(c.ctx, out + n, &n) == 1;
   if (!ok) {
     /* Decrypted before it was authenticated: none of it may be read. */

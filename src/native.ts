@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 export interface NativeAddon {
   /** AES-256-GCM (native/aes-gcm.c; see src/crypto/aes-gcm.ts). */
   context(key: Buffer): object;
-  seal(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
+  seal(context: object, nonce: Buffer, aad: Buffer, input: Buffer | Buffer[], out: Buffer, at: number): number;
   open(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
   /** Durable files, one threadpool job each (native/durable-files.c; see src/blobs/fs/durable-files.ts). */
   writeFileDurably(path: string, chunks: Uint8Array[], renameTo?: string): Promise<void>;

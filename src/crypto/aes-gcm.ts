@@ -9,8 +9,12 @@ import { nativeAddon } from '../native.js';
  * produce and accept exactly the same stored format (tests check each against the other).
  */
 export interface SegmentAead {
-  /** Seals `plaintext` into `out` at `at`: ciphertext, then the 16-byte tag. Returns the bytes written. */
-  seal(nonce: Buffer, aad: Buffer, plaintext: Buffer, out: Buffer, at: number): number;
+  /**
+   * Seals `plaintext` (one buffer, or pieces sealed as their concatenation: a segment straddling
+   * input chunks, up to 16 pieces) into `out` at `at`: ciphertext, then the 16-byte tag. Returns
+   * the bytes written.
+   */
+  seal(nonce: Buffer, aad: Buffer, plaintext: Buffer | Buffer[], out: Buffer, at: number): number;
   /**
    * Opens `sealed` (ciphertext then tag) into `out` at `at`. Returns the plaintext length, or -1
    * when it does not authenticate, in which case nothing readable was left in `out`.
@@ -39,14 +43,15 @@ export function segmentAead(key: Buffer, implementation: AeadImplementation = ae
   }
   return {
     seal(nonce, aad, plaintext, out, at) {
-      if (out.length - at < plaintext.length + TAG_BYTES) throw new RangeError('seal: the output has no room for the segment and its tag');
+      const pieces = Array.isArray(plaintext) ? plaintext : [plaintext];
+      const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+      if (out.length - at < length + TAG_BYTES) throw new RangeError('seal: the output has no room for the segment and its tag');
       const cipher = createCipheriv('aes-256-gcm', key, nonce);
       cipher.setAAD(aad);
-      const body = cipher.update(plaintext);
+      for (const piece of pieces) at += cipher.update(piece).copy(out, at);
       cipher.final();
-      body.copy(out, at);
-      cipher.getAuthTag().copy(out, at + body.length);
-      return body.length + TAG_BYTES;
+      cipher.getAuthTag().copy(out, at);
+      return length + TAG_BYTES;
     },
     open(nonce, aad, sealed, out, at) {
       if (sealed.length < TAG_BYTES) throw new RangeError('open: the segment is shorter than its tag');

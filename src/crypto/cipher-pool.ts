@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { Worker, type MessagePort, type TransferListItem } from 'node:worker_threads';
 import type { CodecSpec } from './segment-codecs.js';
 
 /**
@@ -9,11 +9,20 @@ import type { CodecSpec } from './segment-codecs.js';
  */
 
 export type WorkerRequest =
-  /** With `fd`, the worker writes the output into that open file itself (see `OutputFile` in stream-cipher.ts). */
-  | { op: 'open'; id: number; spec: CodecSpec; fd?: number }
+  | { op: 'open'; id: number; spec: CodecSpec } & OpenOptions
   | { op: 'write'; id: number; chunks: Uint8Array[] }
   | { op: 'end'; id: number }
   | { op: 'drop'; id: number };
+
+/** How a stream's thread is linked to its file and to the stream's other thread, if any. */
+export interface OpenOptions {
+  /** The worker writes the output into this open file itself (see `OutputFile` in stream-cipher.ts). */
+  fd?: number;
+  /** The stream's input arrives through this port (from another cipher thread) rather than from the main thread. */
+  from?: MessagePort;
+  /** Each input batch, once processed, moves on through `port` to the stream `id` of another thread. */
+  forward?: { port: MessagePort; id: number };
+}
 
 export interface WorkerReply {
   id: number;
@@ -39,7 +48,8 @@ interface Slot {
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(FROM_SOURCE ? './cipher-worker.ts' : './cipher-worker.js', import.meta.url);
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
-const POOL_SIZE = Math.max(1, Math.min(4, availableParallelism()));
+/** How many cipher threads the pool runs (a stream may use two, see `threadSpecs`). */
+export const cipherThreads = Math.max(1, Math.min(4, availableParallelism()));
 
 const slots: (Slot | undefined)[] = [];
 let nextId = 1;
@@ -76,7 +86,7 @@ function release(slot: Slot, id: number): void {
 /** The least busy worker, started on first use. */
 function pick(): Slot {
   let best: Slot | undefined;
-  for (let i = 0; i < POOL_SIZE; i++) {
+  for (let i = 0; i < cipherThreads; i++) {
     const slot = slots[i] ?? spawn(i);
     if (!best || slot.listeners.size < best.listeners.size) best = slot;
     if (slot.listeners.size === 0) break;
@@ -84,23 +94,28 @@ function pick(): Slot {
   return best!;
 }
 
-/** One stream's conversation with a cipher worker. Replies reach `listener` in request order. */
+/**
+ * One stream's conversation with a cipher worker. Replies reach `listener` in request order.
+ * Two channels of one stream may be linked (`OpenOptions.forward` and `from`): the stream then
+ * writes to the one that forwards, which passes each batch on to the other.
+ */
 export class CipherChannel {
-  private readonly id = nextId++;
+  readonly id = nextId++;
   private readonly slot: Slot;
   private closed = false;
   /** Once dropped: resolves on the worker's last reply. */
   private dropped: Promise<void> | null = null;
   private onDropped: (() => void) | null = null;
 
-  constructor(spec: CodecSpec, listener: ChannelListener, fd?: number) {
+  constructor(spec: CodecSpec, listener: ChannelListener, options: OpenOptions = {}) {
     this.slot = pick();
     if (this.slot.listeners.size === 0) this.slot.worker.ref();
     this.slot.listeners.set(this.id, (reply) => {
       if (!this.onDropped) return listener(reply);
       if (reply.done) this.onDropped();
     });
-    this.post({ op: 'open', id: this.id, spec, fd });
+    const ports = [options.from, options.forward?.port].filter((port) => port !== undefined);
+    this.post({ op: 'open', id: this.id, spec, ...options }, ports);
   }
 
   /** Sends chunks; those listed in `transfer` move to the worker and must not be used again. */
@@ -127,7 +142,7 @@ export class CipherChannel {
     return this.dropped;
   }
 
-  private post(request: WorkerRequest, transfer: ArrayBuffer[] = []): void {
+  private post(request: WorkerRequest, transfer: TransferListItem[] = []): void {
     this.slot.worker.postMessage(request, transfer);
   }
 }

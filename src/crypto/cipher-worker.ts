@@ -1,4 +1,4 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import { createCodec, type SegmentCodec } from './segment-codecs.js';
 import type { WorkerReply, WorkerRequest } from './cipher-pool.js';
 import { GarbageMeter } from '../lib/gc.js';
@@ -42,6 +42,10 @@ interface Stream {
   ending: boolean;
   /** Failed or dropped: its last reply goes once its writes have stopped. */
   finished: boolean;
+  /** Where its input comes from when another thread forwards it; closed with the stream. */
+  from?: MessagePort;
+  /** Where its input goes on to once processed. */
+  forward?: { port: MessagePort; id: number };
 }
 /** Streams until their last reply has gone. */
 const streams = new Map<number, Stream>();
@@ -58,14 +62,14 @@ function reply(message: WorkerReply, out: Buffer[] = []): void {
 function emit(id: number, stream: Stream, out: Buffer[], message: { done: boolean; checksum?: string }): void {
   const { file } = stream;
   if (!file) {
-    if (message.done) streams.delete(id);
+    if (message.done) forget(id, stream);
     return reply({ id, ...message }, out);
   }
   file.appender.append(out).then(
     (bytes) => {
       for (const buffer of out) if (buffer.buffer.byteLength >= OUTPUT_BYTES && file.spares.length < SPARE_OUTPUTS) file.spares.push(Buffer.from(buffer.buffer));
       if (stream.finished) return;
-      if (message.done) streams.delete(id);
+      if (message.done) forget(id, stream);
       reply({ id, ...message, written: bytes });
     },
     (error: Error) => finish(id, stream, error),
@@ -80,19 +84,36 @@ function emit(id: number, stream: Stream, out: Buffer[], message: { done: boolea
 function finish(id: number, stream: Stream, error?: Error): void {
   if (stream.finished) return;
   stream.finished = true;
+  // Nothing more goes on to the next thread (whose stream is dropped with this one).
+  stream.forward?.port.close();
   (stream.file?.appender.settled() ?? Promise.resolve()).then(() => {
-    streams.delete(id);
+    forget(id, stream);
     reply({ id, done: true, ...(error && { error: { name: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }) });
   });
 }
 
-port.on('message', (request: WorkerRequest) => {
+/** The stream's last reply has gone: nothing more arrives for it (closing one end closes both). */
+function forget(id: number, stream: Stream): void {
+  streams.delete(id);
+  stream.from?.close();
+}
+
+/** Moves a processed batch on to the stream's next thread (buffers in shared memory are passed as views). */
+function forward(to: NonNullable<Stream['forward']>, request: WorkerRequest & { op: 'write' | 'end' }): void {
+  const owned = request.op === 'write' ? request.chunks.map((c) => c.buffer).filter((b): b is ArrayBuffer => !(b instanceof SharedArrayBuffer)) : [];
+  to.port.postMessage({ ...request, id: to.id }, [...new Set(owned)]);
+}
+
+port.on('message', handle);
+
+function handle(request: WorkerRequest): void {
   const { id } = request;
   const stream = streams.get(id);
   if (request.op === 'open') {
     const file = request.fd === undefined ? undefined : { appender: new FileAppender(request.fd), spares: [] as Buffer[] };
     const codec = file ? createCodec(request.spec, (bytes) => reuse(file.spares, bytes)) : createCodec(request.spec);
-    streams.set(id, { codec, file, ending: false, finished: false });
+    streams.set(id, { codec, file, ending: false, finished: false, from: request.from, forward: request.forward });
+    request.from?.on('message', handle);
     return;
   }
   if (!stream) {
@@ -107,14 +128,18 @@ port.on('message', (request: WorkerRequest) => {
       case 'write': {
         const chunks = request.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
         const out = stream.codec.write(chunks);
-        // Output written into a file is reused (see `reuse`), not left for V8.
+        // Output written into a file is reused (see `reuse`), not left for V8; forwarded input lives on elsewhere.
         const outputGarbage = stream.file ? 0 : out.reduce((sum, b) => sum + b.length, 0);
-        garbage.add(chunks.reduce((sum, c) => sum + (c.buffer instanceof SharedArrayBuffer ? 0 : c.length), 0) + outputGarbage);
+        const inputGarbage = stream.forward ? 0 : chunks.reduce((sum, c) => sum + (c.buffer instanceof SharedArrayBuffer ? 0 : c.length), 0);
+        garbage.add(inputGarbage + outputGarbage);
+        // A forwarding thread answers only at the end: the next thread's answer covers the batch.
+        if (stream.forward) return forward(stream.forward, request);
         return emit(id, stream, out, { done: false });
       }
       case 'end': {
         const { out, checksum } = stream.codec.end();
         stream.ending = true;
+        if (stream.forward) forward(stream.forward, request);
         return emit(id, stream, out, { done: true, checksum });
       }
       case 'drop':
@@ -123,4 +148,4 @@ port.on('message', (request: WorkerRequest) => {
   } catch (error) {
     finish(id, stream, error as Error);
   }
-});
+}

@@ -1,13 +1,13 @@
 /**
- * Shared memory through which a stream hands its input to the cipher threads. Sent through
- * `postMessage`, a batch of plain buffers is copied by the structured clone, once for every
- * thread it goes to (encryption and checksum), on the event loop; the worker then owns fresh
- * garbage. A batch copied once into a ring of shared memory is sent as views, which
- * `postMessage` passes without a copy, and the threads read it in place.
+ * Shared memory through which a stream hands input it does not own to the cipher threads. Sent
+ * through `postMessage`, a batch of plain buffers is copied by the structured clone on the event
+ * loop, and the worker then owns fresh garbage. A batch copied once into a ring of shared memory
+ * is sent as views, which `postMessage` passes without a copy, and the threads read it in place.
  *
- * A region is reused once every thread has answered the batch it held: codecs keep no
- * reference to their input once `write` returns (`SegmentCodec`), and each thread answers a
- * stream's batches in the order they were sent.
+ * A region is reused once the stream's output thread has answered the batch it held: codecs keep
+ * no reference to their input once `write` returns (`SegmentCodec`), a thread answers a stream's
+ * batches in the order they were sent, and a batch reaches the output thread last (a hashing
+ * thread passes it on once done with it, see `threadSpecs`).
  */
 
 /**
@@ -26,15 +26,8 @@ export class InputRing {
   /** Bytes ever copied in, and bytes every thread is done with: the ring holds the difference. */
   private written = 0;
   private released = 0;
-  /** Ring bytes of each batch sent and not answered by every thread yet, oldest first (0: sent another way). */
+  /** Ring bytes of each batch sent and not answered yet, oldest first (0: sent another way). */
   private readonly pending: number[] = [];
-  /** Index (since the stream began) of `pending[0]`, and of the next batch each thread will answer. */
-  private firstPending = 0;
-  private readonly answered: number[];
-
-  constructor(threads: number) {
-    this.answered = new Array<number>(threads).fill(0);
-  }
 
   /**
    * Records a batch sent to every thread. With `copy`, copies its chunks into the ring when they
@@ -63,14 +56,9 @@ export class InputRing {
     return [new Uint8Array(memory, start, RING_BYTES - start), new Uint8Array(memory, 0, end - RING_BYTES)];
   }
 
-  /** Thread `thread` answered its oldest outstanding batch: regions every thread has answered are free. */
-  answer(thread: number): void {
-    this.answered[thread]++;
-    const done = Math.min(...this.answered);
-    while (this.firstPending < done) {
-      this.released += this.pending.shift()!;
-      this.firstPending++;
-    }
+  /** The oldest batch outstanding was answered: its region is free. */
+  answer(): void {
+    this.released += this.pending.shift() ?? 0;
   }
 
   /** Bytes a thread may still be reading. */

@@ -24,6 +24,8 @@ export const TAG_BYTES = 16;
 export const NONCE_PREFIX_BYTES = 7;
 export const DEFAULT_SEGMENT_LOG2 = 16; // 64 KiB
 export const KEY_BYTES = 32;
+/** The most pieces one segment is sealed from without copying it whole first (native/aes-gcm.c's limit). */
+const MAX_PIECES = 16;
 
 export class CipherFormatError extends Error {
   constructor(message: string) {
@@ -66,8 +68,8 @@ function nonce(prefix: Buffer, index: number, final: boolean, into: Buffer): Buf
   return into;
 }
 
-/** Seals one segment into `out` at `at`; returns the bytes written (plaintext + tag). */
-function sealInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, plaintext: Buffer, out: Buffer, at: number, nonceBuffer: Buffer): number {
+/** Seals one segment (in one piece or several) into `out` at `at`; returns the bytes written (plaintext + tag). */
+function sealInto(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, plaintext: Buffer | Buffer[], out: Buffer, at: number, nonceBuffer: Buffer): number {
   return aead.seal(nonce(header.noncePrefix, index, final, nonceBuffer), header.bytes, plaintext, out, at);
 }
 
@@ -157,18 +159,17 @@ export type CodecSpec =
   | { kind: 'hash' };
 
 /**
- * The specs of the threads a stream runs on: the first one produces the output; the others only
- * a result at the end. A sealing stream that also hashes its plaintext hashes on a thread of its
- * own, in parallel with the encryption (SHA-256 costs about twice AES-GCM per byte), when its
- * input is copied into shared memory anyway, which both threads then read in place. Input that
- * the stream owns and moves to a thread (`movesInput`) can reach only one thread without a copy:
- * a second thread would need a structured-clone copy of every byte, made on the event loop. On
- * the 2-core bench VM that copy cost more than the parallel hashing saved (a 1 GiB upload: 1.48 s
- * and 2.18 s of CPU split, 1.28 s and 1.81 s of CPU on one thread), so such a stream hashes and
- * seals on one thread.
+ * The specs of the threads a stream runs on, given how many cipher threads there are. A sealing
+ * stream that also hashes its plaintext does so on two threads when it can: SHA-256 costs more
+ * than twice AES-GCM per byte here (2.0 against 4-5 GB/s on one core), so on one thread the hash
+ * sets the pace of an upload, and on a busy 2-core machine that thread also waits for a core
+ * about a third of the time. The input goes to the hashing thread, which passes it on to the
+ * sealing thread (`CipherChannel`'s `forward`), moving each buffer: every byte still crosses
+ * threads once and is never copied, the two threads work on consecutive batches at once, and
+ * the sealing thread, which produces the output, comes first in the list.
  */
-export function threadSpecs(spec: CodecSpec, options: { movesInput: boolean }): CodecSpec[] {
-  if (spec.kind === 'seal' && spec.hash && !options.movesInput) return [{ ...spec, hash: false }, { kind: 'hash' }];
+export function threadSpecs(spec: CodecSpec, options: { threads: number }): CodecSpec[] {
+  if (spec.kind === 'seal' && spec.hash && options.threads > 1) return [{ ...spec, hash: false }, { kind: 'hash' }];
   return [spec];
 }
 
@@ -209,25 +210,36 @@ class InputBuffer {
   }
 
   take(n: number): Buffer {
+    const views = this.views(n);
+    return views.length === 1 ? views[0] : Buffer.concat(views, n);
+  }
+
+  /**
+   * The first `n` buffered bytes as views of the chunks holding them, in order, without a copy
+   * (at most `MAX_PIECES`: a segment spread over more chunks than that is taken as one copy).
+   * Valid until the next `add`, `keep` or `take`.
+   */
+  takePieces(n: number): Buffer[] {
+    const views = this.views(n);
+    return views.length <= MAX_PIECES ? views : [Buffer.concat(views, n)];
+  }
+
+  /** Removes the first `n` buffered bytes; the views of the chunks that held them. */
+  private views(n: number): Buffer[] {
+    const views: Buffer[] = [];
     this.length -= n;
-    const head = this.chunks[0];
-    if (n === 0) return Buffer.alloc(0);
-    if (head.length >= n) {
-      if (head.length === n) this.chunks.shift();
-      else this.chunks[0] = head.subarray(n);
-      return head.subarray(0, n);
-    }
-    const taken = Buffer.allocUnsafe(n);
-    let at = 0;
-    while (at < n) {
+    while (n > 0) {
       const chunk = this.chunks[0];
-      const used = Math.min(chunk.length, n - at);
-      chunk.copy(taken, at, 0, used);
-      at += used;
-      if (used === chunk.length) this.chunks.shift();
-      else this.chunks[0] = chunk.subarray(used);
+      if (chunk.length <= n) {
+        views.push(this.chunks.shift()!);
+        n -= chunk.length;
+      } else {
+        views.push(chunk.subarray(0, n));
+        this.chunks[0] = chunk.subarray(n);
+        n = 0;
+      }
     }
-    return taken;
+    return views;
   }
 
   /**
@@ -302,7 +314,8 @@ class Sealer implements SegmentCodec {
     const out = this.allocate(plainBytes + count * TAG_BYTES);
     let at = 0;
     for (let i = 0; i < count; i++) {
-      const plain = this.input.take(final ? this.input.length : size);
+      // A segment straddling input chunks is sealed from its pieces: socket reads never line up with segments.
+      const plain = this.input.takePieces(final ? this.input.length : size);
       at += sealInto(this.aead, this.header, this.index++, final && i === count - 1, plain, out, at, this.nonce);
     }
     return [...this.start(), out];

@@ -1,7 +1,8 @@
 import { Transform, type TransformCallback } from 'node:stream';
+import { MessageChannel } from 'node:worker_threads';
 import { GarbageMeter } from '../lib/gc.js';
 import { FileAppender } from '../lib/write-all.js';
-import { CipherChannel, type WorkerReply } from './cipher-pool.js';
+import { CipherChannel, cipherThreads, type WorkerReply } from './cipher-pool.js';
 import { InputRing } from './input-ring.js';
 import {
   CipherFormatError,
@@ -56,9 +57,8 @@ export interface CipherStreamOptions {
   offload?: 'auto' | 'worker' | 'inline';
   /**
    * The input chunks belong to this stream alone (a file read stream's buffers, an HTTP request's
-   * body chunks): whole ones are handed to the worker without a copy, and a checksum is then
-   * computed on that same thread (see `threadSpecs`). Never set it for chunks that a parser may
-   * still read.
+   * body chunks): whole ones move to the cipher thread without a copy (and from a hashing thread
+   * on to a sealing one, see `threadSpecs`). Never set it for chunks that a parser may still read.
    */
   ownsInput?: boolean;
   /**
@@ -82,8 +82,8 @@ abstract class CipherStream extends Transform {
   /** The thread producing the output, then any side threads (a checksum). */
   private channels: CipherChannel[] | null = null;
   private codec: SegmentCodec | null = null;
-  /** Batches sent and not answered yet, per channel. */
-  private inFlight: number[] = [];
+  /** Batches sent and not answered yet by the output thread (the last one each batch reaches). */
+  private inFlight = 0;
   /** Shared memory carrying input the stream does not own to the channels (see input-ring.ts). */
   private ring: InputRing | null = null;
   /** Channels that have not answered their last reply yet, once the input has ended. */
@@ -142,7 +142,7 @@ abstract class CipherStream extends Transform {
    * `_read` (the reader asking for more) releases input whatever the buffered output.
    */
   private maybeContinue(readerWaiting = false): void {
-    if (!this.writeCallback || this.inFlight.some((n) => n >= MAX_IN_FLIGHT)) return;
+    if (!this.writeCallback || this.inFlight >= MAX_IN_FLIGHT) return;
     if (!readerWaiting && this.readableLength >= this.readableHighWaterMark) return;
     const callback = this.writeCallback;
     this.writeCallback = null;
@@ -170,7 +170,8 @@ abstract class CipherStream extends Transform {
     this.send();
     this.flushCallback = callback;
     this.unfinished = this.channels!.length;
-    for (const channel of this.channels!) channel.end();
+    // The first thread of a chain passes the end on after the last batch.
+    this.inputChannel().end();
   }
 
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
@@ -213,32 +214,45 @@ abstract class CipherStream extends Transform {
   }
 
   /**
-   * Sends the batch to the worker(s): whole owned buffers move to the output thread; anything
-   * else is copied once into the stream's ring of shared memory, which every thread reads in
-   * place (or, when it does not fit there, copied by postMessage once per thread).
+   * Sends the batch to the cipher thread(s): whole owned buffers move there; anything else is
+   * copied once into the stream's ring of shared memory, which every thread reads in place (or,
+   * when it does not fit there, copied by postMessage). With two threads, the batch goes to the
+   * hashing one, which moves it on to the sealing one (see `threadSpecs`).
    */
   private send(): void {
-    if (!this.channels) {
-      // The output thread writes into the file itself; the others have no output.
-      this.channels = threadSpecs(this.spec, { movesInput: this.ownsInput }).map((spec, index) => new CipherChannel(spec, (reply) => this.onReply(index, reply), index === 0 ? this.into?.fd : undefined));
-      this.inFlight = this.channels.map(() => 0);
-    }
+    this.channels ??= this.openChannels();
     if (this.batchBytes === 0) return;
     const owned = this.ownsInput && this.batch.every((c) => c.byteOffset === 0 && c.byteLength === c.buffer.byteLength);
     const bytes = this.batchBytes;
     let chunks: Uint8Array[] = this.takeBatch();
-    this.ring ??= new InputRing(this.channels.length);
+    this.ring ??= new InputRing();
     chunks = this.ring.send(chunks, bytes, !owned) ?? chunks;
     // Input that was copied (into the ring, or by postMessage) is garbage from here on.
     if (!owned) garbage.add(bytes);
-    // Side threads first: a transfer to the output thread would leave them empty buffers.
-    for (let index = this.channels.length - 1; index >= 0; index--) {
-      this.inFlight[index]++;
-      this.channels[index].write(chunks, owned && index === 0 ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
-    }
+    this.inFlight++;
+    this.inputChannel().write(chunks, owned ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
   }
 
-  private onReply(channel: number, reply: WorkerReply): void {
+  /**
+   * The thread producing the output (and writing it `into` the file), then, when the spec splits,
+   * the thread hashing the input, linked to the first by a port of their own.
+   */
+  private openChannels(): CipherChannel[] {
+    const [output, side] = threadSpecs(this.spec, { threads: cipherThreads });
+    const fd = this.into?.fd;
+    const listener = (reply: WorkerReply) => this.onReply(reply);
+    if (!side) return [new CipherChannel(output, listener, { fd })];
+    const link = new MessageChannel();
+    const first = new CipherChannel(output, listener, { fd, from: link.port2 });
+    return [first, new CipherChannel(side, listener, { forward: { port: link.port1, id: first.id } })];
+  }
+
+  /** The thread the input goes to: the last of the list, which forwards to the others. */
+  private inputChannel(): CipherChannel {
+    return this.channels![this.channels!.length - 1];
+  }
+
+  private onReply(reply: WorkerReply): void {
     if (this.destroyed) return;
     if (reply.error) {
       const { name, message, code } = reply.error;
@@ -270,10 +284,11 @@ abstract class CipherStream extends Transform {
       flushCallback?.();
       return;
     }
-    this.inFlight[channel]--;
-    this.ring!.answer(channel);
+    // Only the output thread answers each batch (a forwarding thread answers only at the end).
+    this.inFlight--;
+    this.ring!.answer();
     // A reply without output gives the reader nothing to ask more for: continue at once.
-    this.maybeContinue(channel === 0 && !pushed);
+    this.maybeContinue(!pushed);
   }
 }
 

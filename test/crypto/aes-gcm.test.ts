@@ -40,6 +40,23 @@ for (const implementation of implementations) {
       }
     });
 
+    test('a segment given in pieces is sealed as their concatenation', () => {
+      const plaintext = randomBytes(65536);
+      for (const cuts of [[], [0], [1], [100, 100, 65535], [15, 16, 17, 40000], Array.from({ length: 15 }, (_, i) => (i + 1) * 4000)]) {
+        const nonce = randomBytes(12);
+        const edges = [0, ...cuts, plaintext.length];
+        const pieces = edges.slice(1).map((end, i) => plaintext.subarray(edges[i], end));
+        const out = Buffer.alloc(plaintext.length + 16);
+        assert.equal(aead.seal(nonce, aad, pieces, out, 0), plaintext.length + 16);
+        assert.deepEqual(out, reference(key, nonce, aad, plaintext), `${pieces.length} pieces`);
+      }
+      const empty = Buffer.alloc(16);
+      const nonce = randomBytes(12);
+      assert.equal(aead.seal(nonce, aad, [], empty, 0), 16);
+      assert.deepEqual(empty, reference(key, nonce, aad, Buffer.alloc(0)), 'no pieces: the empty segment');
+      assert.throws(() => aead.seal(nonce, aad, [randomBytes(10), randomBytes(10)], Buffer.alloc(35), 0), 'the pieces and tag do not fit');
+    });
+
     test('a nonce buffer reused after the call does not change what was sealed', () => {
       const nonce = randomBytes(12);
       const first = Buffer.alloc(100 + 16);

@@ -8,7 +8,7 @@ const bytesOf = (views: Uint8Array[]) => Buffer.concat(views.map((v) => Buffer.f
 
 describe('input ring', () => {
   test('a batch is copied once into shared memory and sent as views of it', () => {
-    const ring = new InputRing(2);
+    const ring = new InputRing();
     const chunks = [randomBytes(1000), randomBytes(3000)];
     const views = ring.send(chunks, 4000, true)!;
     assert.equal(views.length, 1);
@@ -17,26 +17,22 @@ describe('input ring', () => {
     assert.equal(ring.inUse, 4000);
   });
 
-  test('a region is free once every thread has answered its batch, in order', () => {
-    const ring = new InputRing(2);
+  test('a region is free once its batch has been answered, in order', () => {
+    const ring = new InputRing();
     ring.send([randomBytes(100)], 100, true);
     ring.send([randomBytes(200)], 200, false); // moved another way: counted, holds no ring bytes
     ring.send([randomBytes(300)], 300, true);
-    ring.answer(0);
-    ring.answer(0);
-    assert.equal(ring.inUse, 400, 'thread 1 has answered nothing yet');
-    ring.answer(1);
+    assert.equal(ring.inUse, 400);
+    ring.answer();
     assert.equal(ring.inUse, 300);
-    ring.answer(1);
-    assert.equal(ring.inUse, 300);
-    ring.answer(1);
-    assert.equal(ring.inUse, 300, 'thread 0 has not answered the third batch');
-    ring.answer(0);
+    ring.answer();
+    assert.equal(ring.inUse, 300, 'the second batch held no ring bytes');
+    ring.answer();
     assert.equal(ring.inUse, 0);
   });
 
   test('a batch that wraps around the end comes as two views, and regions in use are never overwritten', () => {
-    const ring = new InputRing(1);
+    const ring = new InputRing();
     const third = Math.floor(RING_BYTES / 3);
     const first = randomBytes(third);
     const second = randomBytes(third);
@@ -44,7 +40,7 @@ describe('input ring', () => {
     const b = ring.send([second], third, true)!;
     assert.equal(ring.send([randomBytes(third + 100)], third + 100, true), null, 'does not fit beside the two in flight');
     assert.ok(bytesOf(a).equals(first) && bytesOf(b).equals(second));
-    ring.answer(0); // a: its region is free, b's is not
+    ring.answer(); // a: its region is free, b's is not
     const wrapped = randomBytes(third + 100);
     const c = ring.send([wrapped.subarray(0, 10), wrapped.subarray(10)], wrapped.length, true)!;
     assert.equal(c.length, 2);

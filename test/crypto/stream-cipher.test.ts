@@ -63,8 +63,9 @@ function randomSizes(seed: number): Chunking {
 const ONE = fixed(1);
 const K1 = fixed(1000);
 const K64 = fixed(65536);
+const K5 = fixed(5000); // 14 pieces to a segment: sealed from its pieces (more are copied into one first)
 const K100 = fixed(100_000);
-const BIG_CHUNKINGS = [WHOLE, K1, K64, K100, randomSizes(1), randomSizes(2)];
+const BIG_CHUNKINGS = [WHOLE, K1, K5, K64, K100, randomSizes(1), randomSizes(2)];
 const ALL_CHUNKINGS = [ONE, ...BIG_CHUNKINGS];
 
 function* chunksOf(data: Buffer, chunking: Chunking): Generator<Buffer> {
@@ -116,12 +117,13 @@ async function run(stream: Transform, input: Buffer, chunking: Chunking = WHOLE)
   return Buffer.concat(out);
 }
 
-test('a sealing stream hashes on a side thread only when its input is shared, not when it moves to the cipher thread', () => {
+test('a sealing stream hashes on a second thread when the pool has one', () => {
   const seal = { kind: 'seal' as const, key: new Uint8Array(32), segmentLog2: 16, hash: true };
-  assert.deepEqual(threadSpecs(seal, { movesInput: false }), [{ ...seal, hash: false }, { kind: 'hash' }]);
-  assert.deepEqual(threadSpecs(seal, { movesInput: true }), [seal]);
+  assert.deepEqual(threadSpecs(seal, { threads: 2 }), [{ ...seal, hash: false }, { kind: 'hash' }]);
+  assert.deepEqual(threadSpecs(seal, { threads: 1 }), [seal]);
+  assert.deepEqual(threadSpecs({ ...seal, hash: false }, { threads: 2 }), [{ ...seal, hash: false }]);
   const open = { kind: 'open' as const, key: new Uint8Array(32) };
-  assert.deepEqual(threadSpecs(open, { movesInput: false }), [open]);
+  assert.deepEqual(threadSpecs(open, { threads: 2 }), [open]);
 });
 
 /** Every suite below runs twice: crypto in-process, and on a cipher worker thread. */
@@ -344,63 +346,69 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
       });
     });
 
-    test('into a file: a stream destroyed mid-way closes only once nothing of it can write there any more', async () => {
-      await inTempDir(async (dir) => {
-        const file = path.join(dir, 'cut');
-        const fd = openSync(file, 'w');
-        let reported = 0;
-        const source = new Readable({ read() {} });
-        // The client goes away as soon as a first batch is written, with the next ones in flight.
-        const enc = new BaseEncryptStream(key, undefined, {
-          offload,
-          into: {
-            fd,
-            wrote: (bytes) => {
-              if (reported === 0) setImmediate(() => source.destroy(new Error('client gone')));
-              reported += bytes;
+    for (const checksum of [false, true]) {
+      test(`into a file: a stream destroyed mid-way closes only once nothing of it can write there any more${checksum ? ' (hashing too, on a second thread)' : ''}`, async () => {
+        await inTempDir(async (dir) => {
+          const file = path.join(dir, 'cut');
+          const fd = openSync(file, 'w');
+          let reported = 0;
+          const source = new Readable({ read() {} });
+          // The client goes away as soon as a first batch is written, with the next ones in flight.
+          const enc = new BaseEncryptStream(key, undefined, {
+            offload,
+            checksum,
+            into: {
+              fd,
+              wrote: (bytes) => {
+                if (reported === 0) setImmediate(() => source.destroy(new Error('client gone')));
+                reported += bytes;
+              },
             },
-          },
+          });
+          let sizeAtClose = -1;
+          enc.once('close', () => (sizeAtClose = fstatSync(fd).size));
+          const piped = pipeline(source, enc);
+          for (let i = 0; i < 80; i++) source.push(randomBytes(64 * 1024));
+          await assert.rejects(piped, /client gone/);
+          await closed(enc);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          assert.equal(fstatSync(fd).size, sizeAtClose, 'no write landed after the close');
+          assert.ok(reported > 0 && reported <= sizeAtClose);
+          closeSync(fd);
         });
-        let sizeAtClose = -1;
-        enc.once('close', () => (sizeAtClose = fstatSync(fd).size));
-        const piped = pipeline(source, enc);
-        for (let i = 0; i < 80; i++) source.push(randomBytes(64 * 1024));
-        await assert.rejects(piped, /client gone/);
-        await closed(enc);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        assert.equal(fstatSync(fd).size, sizeAtClose, 'no write landed after the close');
-        assert.ok(reported > 0 && reported <= sizeAtClose);
-        closeSync(fd);
       });
-    });
+    }
 
-    test('into a file: a failing write fails the stream with its error, and so does a `wrote` that throws', async () => {
-      await inTempDir(async (dir) => {
-        const file = path.join(dir, 'ro');
-        writeFileSync(file, '');
-        // Opened for reading only: every write to it fails with EBADF.
-        const readOnly = openSync(file, 'r');
-        const plaintext = randomBytes(3 * 1024 * 1024);
-        const failing = new BaseEncryptStream(key, undefined, { offload, into: { fd: readOnly, wrote: () => {} } });
-        await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), failing), { code: 'EBADF' });
-        await closed(failing);
-        closeSync(readOnly);
+    for (const checksum of [false, true]) {
+      test(`into a file: a failing write fails the stream with its error, and so does a \`wrote\` that throws${checksum ? ' (hashing too, on a second thread)' : ''}`, async () => {
+        await inTempDir(async (dir) => {
+          const file = path.join(dir, 'ro');
+          writeFileSync(file, '');
+          // Opened for reading only: every write to it fails with EBADF.
+          const readOnly = openSync(file, 'r');
+          const plaintext = randomBytes(3 * 1024 * 1024);
+          const failing = new BaseEncryptStream(key, undefined, { offload, checksum, into: { fd: readOnly, wrote: () => {} } });
+          await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), failing), { code: 'EBADF' });
+          await closed(failing);
+          closeSync(readOnly);
 
-        const fd = openSync(path.join(dir, 'w'), 'w');
-        const refusing = new BaseEncryptStream(key, undefined, {
-          offload,
-          into: {
-            fd,
-            wrote: () => {
-              throw new Error('the disk sync failed');
+          const fd = openSync(path.join(dir, 'w'), 'w');
+          const refusing = new BaseEncryptStream(key, undefined, {
+            offload,
+            checksum,
+            into: {
+              fd,
+              wrote: () => {
+                throw new Error('the disk sync failed');
+              },
             },
-          },
+          });
+          await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), refusing), /the disk sync failed/);
+          await closed(refusing);
+          closeSync(fd);
         });
-        await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), refusing), /the disk sync failed/);
-        await closed(refusing);
-        closeSync(fd);
       });
-    });
+    }
 
     test('two encryptions of the same plaintext differ (random nonce prefix)', async () => {
       for (const size of [0, 1, SEG + 1]) {
