@@ -4,7 +4,7 @@
   "targets": [
     {
       "target_name": "coffre_native",
-      "sources": ["module.c", "aes-gcm.c", "durable-files.c"],
+      "sources": ["module.c", "aes-gcm.c", "durable-files.c", "read-open.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]

@@ -10,4 +10,5 @@ int export_function(napi_env env, napi_value exports, const char *name, napi_cal
 
 int register_aes_gcm(napi_env env, napi_value exports);
 int register_durable_files(napi_env env, napi_value exports);
+int register_read_open(napi_env env, napi_value exports);
 #endif

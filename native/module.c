@@ -5,6 +5,8 @@
  *   aes-gcm.c        AES-256-GCM of stream segments through the OpenSSL inside Node
  *   durable-files.c  a small file created, written and synced, or a directory synced, as one
  *                    threadpool job each
+ *   read-open.c      a run of a blob's sealed segments read and opened as one threadpool job
+ *                    (a download's decryption)
  */
 #include "coffre.h"
 
@@ -19,6 +21,6 @@ int export_function(napi_env env, napi_value exports, const char *name, napi_cal
 }
 
 NAPI_MODULE_INIT() {
-  if (!register_aes_gcm(env, exports) || !register_durable_files(env, exports)) return NULL;
+  if (!register_aes_gcm(env, exports) || !register_durable_files(env, exports) || !register_read_open(env, exports)) return NULL;
   return exports;
 }

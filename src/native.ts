@@ -13,6 +13,8 @@ export interface NativeAddon {
   /** Durable files, one threadpool job each (native/durable-files.c; see src/blobs/fs/durable-files.ts). */
   writeFileDurably(path: string, chunks: Uint8Array[], renameTo?: string): Promise<void>;
   syncDirectory(path: string): Promise<void>;
+  /** A run of a blob file's sealed segments read and opened as one threadpool job (native/read-open.c; see src/crypto/file-decrypt-stream.ts). */
+  readOpen(fd: number, position: number, storedBytes: number, key: Buffer, header: Buffer, firstIndex: number, finalIndex: number, staging: Buffer, out: Buffer): Promise<number>;
 }
 
 /** Where scripts/build-native.mjs leaves the build, seen from src or dist/src; null when it is absent. */

@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
 /** A byte range, both ends inclusive, like HTTP `Range`. */
@@ -67,6 +68,12 @@ export interface BlobStore {
    * there spares the event loop the output of an upload.
    */
   putFromWriter?(key: string, write: (file: BlobFile) => Promise<void>, options?: PutOptions): Promise<PutResult>;
+  /**
+   * Capability of stores of local files: the blob's file, open for reading, for a reader that
+   * reads it itself (a download decrypted on the threadpool, see file-decrypt-stream.ts); the
+   * caller closes it. Rejects with BlobNotFoundError for an unknown key.
+   */
+  openForRead?(key: string): Promise<FileHandle>;
   /** Reads a blob, or one byte range of it. Rejects with BlobNotFoundError for an unknown key. */
   get(key: string, range?: ByteRange): Promise<Readable>;
   /** Deletes a blob; deleting a missing blob is not an error. */

@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { MessageChannel } from 'node:worker_threads';
-import { GarbageMeter } from '../lib/gc.js';
+import { streamGarbage } from '../lib/gc.js';
 import { FileAppender } from '../lib/write-all.js';
 import { CipherChannel, cipherThreads, type WorkerReply } from './cipher-pool.js';
 import { InputRing } from './input-ring.js';
@@ -35,7 +35,7 @@ const STREAM_HIGH_WATER_MARK = 512 * 1024;
  * copied for the workers (see gc.ts). Counting both keeps the buffers waiting for a collection
  * on the event loop at a few MiB: an upload's input is as many bytes as its output.
  */
-const garbage = new GarbageMeter(8 * 1024 * 1024);
+const garbage = streamGarbage;
 
 /**
  * An open file that a stream writes its output into itself, from the cipher thread when it uses

@@ -26,3 +26,9 @@ export class GarbageMeter {
     }
   }
 }
+
+/**
+ * The event loop's meter, shared by its streams (cipher streams, file decryption): one count of
+ * the buffers they drop, so that several streams together still collect every few MiB.
+ */
+export const streamGarbage = new GarbageMeter(8 * 1024 * 1024);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { BlobNotFoundError, assertBlobKey, type BlobFile, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
@@ -219,11 +220,14 @@ export class FsBlobStore implements BlobStore {
     for (let created = dir; created.length >= first.length; created = path.dirname(created)) await this.directorySyncs.sync(path.dirname(created));
   }
 
-  async get(key: string, range?: ByteRange): Promise<Readable> {
-    const file = this.pathOf(key);
-    const handle = await fsp.open(file, 'r').catch((error: NodeJS.ErrnoException) => {
+  async openForRead(key: string): Promise<FileHandle> {
+    return fsp.open(this.pathOf(key), 'r').catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'ENOENT' ? new BlobNotFoundError(key) : error;
     });
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    const handle = await this.openForRead(key);
     return handle.createReadStream({ start: range?.start, end: range?.end, highWaterMark: READ_HIGH_WATER_MARK });
   }
 

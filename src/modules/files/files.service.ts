@@ -1,10 +1,8 @@
-import type { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, type Action } from '../../access/access.js';
 import { adjustBlobRefs } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
-import { parseHeader, HEADER_BYTES, DecryptStream, RangeDecryptStream, segmentRange } from '../../crypto/stream-cipher.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { mutation } from '../../db/transaction.js';
 import { writeAll, type Write } from '../../db/write-batch.js';
@@ -24,7 +22,7 @@ import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { awaitDurable, discardBlob, newBlobsWrites, openStored, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
+import { awaitDurable, discardBlob, newBlobsWrites, openDecrypted, openStored, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
 import { UploadTargets, type UploadTarget } from './upload-targets.cache.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
@@ -513,14 +511,8 @@ function buildFileService(ctx: AppContext) {
     const range = options.ifRange && options.ifRange !== etag ? ({ kind: 'none' } as const) : parseRange(options.range, size);
     if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
     const blob = await openStored(db, blobs, version);
-    if (range.kind === 'range') {
-      const header = parseHeader(await readAll((await blob.read({ start: 0, end: HEADER_BYTES - 1 })).body));
-      const segments = segmentRange(size, range.start, range.end, header.segmentSize);
-      const stored = await blob.read({ start: segments.storedStart, end: segments.storedEnd });
-      return { ...base, status: 206, range, body: decrypting(stored.body, new RangeDecryptStream(dataKey, header, segments, { ownsInput: stored.ownsChunks })) };
-    }
-    const stored = await blob.read();
-    return { ...base, status: 200, body: decrypting(stored.body, new DecryptStream(dataKey, { ownsInput: stored.ownsChunks })) };
+    if (range.kind === 'range') return { ...base, status: 206, range, body: await openDecrypted(blob, dataKey, size, range) };
+    return { ...base, status: 200, body: await openDecrypted(blob, dataKey, size) };
   }
 
   async function download(
@@ -748,17 +740,3 @@ function buildFileService(ctx: AppContext) {
 }
 
 export type FileService = ReturnType<typeof buildFileService>;
-
-/** Pipes stored bytes through a decryptor; a read error of the store fails the decryptor too. */
-function decrypting(stored: Readable, decryptor: Transform): Readable {
-  pipeline(stored, decryptor).catch(() => {
-    // pipeline has already destroyed the decryptor with the error; the response handles it.
-  });
-  return decryptor;
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}

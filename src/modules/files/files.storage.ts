@@ -1,10 +1,23 @@
-import { Readable, type Writable } from 'node:stream';
+import type { FileHandle } from 'node:fs/promises';
+import { Readable, type Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, PutOptions } from '../../blobs/blob-store.js';
 import { newBlobKey } from '../../blobs/blob-keys.js';
 import { blobContent, deleteBlobRow, insertUploadingBlobs, recordNewBlobsWrites } from '../../blobs/blobs.repository.js';
 import { newKey } from '../../crypto/key-wrap.js';
-import { DEFAULT_SEGMENT_LOG2, EncryptStream, createCodec } from '../../crypto/stream-cipher.js';
+import { FileDecryptStream, fileDecryptAvailable } from '../../crypto/file-decrypt-stream.js';
+import {
+  CipherFormatError,
+  DEFAULT_SEGMENT_LOG2,
+  DecryptStream,
+  EncryptStream,
+  HEADER_BYTES,
+  RangeDecryptStream,
+  createCodec,
+  parseHeader,
+  sealedSize,
+  segmentRange,
+} from '../../crypto/stream-cipher.js';
 import type { Db, DbOrTrx } from '../../db/database.js';
 import type { Write } from '../../db/write-batch.js';
 import { AppError } from '../../errors.js';
@@ -185,6 +198,8 @@ export interface StoredBytes {
 /** A version's stored bytes, to read whole or a range at a time (a ranged download reads its header, then its segments). */
 export interface StoredBlob {
   read(range?: ByteRange): Promise<StoredBytes>;
+  /** The blob's file, open for reading, when it is one of a store of local files (the caller closes it). */
+  openFile?(): Promise<FileHandle>;
 }
 
 /**
@@ -193,7 +208,70 @@ export interface StoredBlob {
  */
 export async function openStored(db: DbOrTrx, blobs: BlobStore, version: { blob_id: string; size: number }): Promise<StoredBlob> {
   const content = Number(version.size) <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blob_id) : null;
-  if (content === null) return { read: async (range) => ({ body: await blobs.get(version.blob_id, range), ownsChunks: blobs.exclusiveReadChunks }) };
+  if (content === null) {
+    return {
+      read: async (range) => ({ body: await blobs.get(version.blob_id, range), ownsChunks: blobs.exclusiveReadChunks }),
+      openFile: blobs.openForRead && (() => blobs.openForRead!(version.blob_id)),
+    };
+  }
   // A view of the driver's buffer, which may share memory with others: never moved, only copied.
   return { read: async (range) => ({ body: Readable.from([range ? content.subarray(range.start, range.end + 1) : content]), ownsChunks: false }) };
+}
+
+/**
+ * A version's plaintext of `size` bytes, or its range `range`, as a stream that emits only
+ * authenticated bytes: a segment that fails authentication ends it with a CipherFormatError (as
+ * does a blob whose header is damaged, here, before the stream exists). A blob file is read and
+ * opened on libuv's threadpool when the native addon can do it (FileDecryptStream: the event loop
+ * only sends what it opened, as a bare file server sends its reads); anything else goes through a
+ * cipher stream, header first.
+ */
+export async function openDecrypted(blob: StoredBlob, dataKey: Buffer, size: number, range?: ByteRange): Promise<Readable> {
+  const file = fileDecryptAvailable && size > 0 && blob.openFile ? await blob.openFile() : undefined;
+  if (file) {
+    try {
+      const header = parseHeader(await readAt(file, 0, HEADER_BYTES));
+      // A whole download also checks the blob's length: the codec of the stream path sees bytes
+      // appended after the final segment, reading only the segments would not.
+      if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize)) throw new CipherFormatError('stored stream is shorter or longer than expected');
+      return new FileDecryptStream(file, dataKey, header, segmentRange(size, range?.start ?? 0, range?.end ?? size - 1, header.segmentSize));
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+  }
+  if (range) {
+    const header = parseHeader(await readAll((await blob.read({ start: 0, end: HEADER_BYTES - 1 })).body));
+    const segments = segmentRange(size, range.start, range.end, header.segmentSize);
+    const stored = await blob.read({ start: segments.storedStart, end: segments.storedEnd });
+    return decrypting(stored.body, new RangeDecryptStream(dataKey, header, segments, { ownsInput: stored.ownsChunks }));
+  }
+  const stored = await blob.read();
+  return decrypting(stored.body, new DecryptStream(dataKey, { ownsInput: stored.ownsChunks }));
+}
+
+/** Pipes stored bytes through a decryptor; a read error of the store fails the decryptor too. */
+function decrypting(stored: Readable, decryptor: Transform): Readable {
+  pipeline(stored, decryptor).catch(() => {
+    // pipeline has already destroyed the decryptor with the error; the response handles it.
+  });
+  return decryptor;
+}
+
+/** `length` bytes of `file` at `position`, fewer only where the file ends. */
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(buffer, done, length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buffer.subarray(0, done);
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
