@@ -25,10 +25,21 @@ export const fileDecryptAvailable = native !== null;
 
 interface Job {
   staging: Buffer;
+  /** The whole output buffer; `opened` its part this job fills. */
   out: Buffer;
+  opened: Buffer;
   settled: boolean;
   error?: Error;
 }
+
+/** What the stream is piped into, as far as recycling needs it (a ServerResponse, a socket). */
+interface Sink {
+  readonly writableLength: number;
+  readonly destroyed?: boolean;
+}
+
+/** Output buffers sent and not yet known to be written out, kept for reuse (older ones become garbage). */
+const MAX_SENT = 4;
 
 /**
  * The plaintext of a range of a blob file's segments, decrypted without a cipher thread: the
@@ -40,6 +51,14 @@ interface Job {
 export class FileDecryptStream extends Readable {
   private readonly jobs: Job[] = [];
   private readonly spareStaging: Buffer[] = [];
+  /** Output buffers pushed, oldest first, with the stream offset where their bytes end. */
+  private readonly sent: { buffer: Buffer; end: number }[] = [];
+  private pushedBytes = 0;
+  /** The one destination this stream is piped into; null when there is none or several. */
+  private sink: Sink | null = null;
+  private pipes = 0;
+  /** Output buffers reused once written out (for tests). */
+  recycled = 0;
   private readonly segmentsPerJob: number;
   private readonly finalIndex: number;
   private nextSegment: number;
@@ -63,6 +82,17 @@ export class FileDecryptStream extends Readable {
     this.nextSegment = range.firstSegment;
     this.toSkip = range.skip;
     this.remaining = range.length;
+  }
+
+  /**
+   * Remembers the destination, so that output buffers can be reused once it has written them out
+   * (see `outputBuffer`); piped anywhere else too, buffers are never reused.
+   */
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    this.pipes++;
+    const sink = destination as unknown as Partial<Sink>;
+    this.sink = this.pipes === 1 && typeof sink.writableLength === 'number' ? (sink as Sink) : null;
+    return super.pipe(destination, options);
   }
 
   override _read(): void {
@@ -93,15 +123,18 @@ export class FileDecryptStream extends Readable {
     const position = segmentOffset(first, segmentSize);
     const end = last === this.range.lastSegment ? this.range.storedEnd + 1 : segmentOffset(last + 1, segmentSize);
     const storedBytes = end - position;
+    const plainBytes = storedBytes - (last - first + 1) * TAG_BYTES;
+    const out = this.outputBuffer(plainBytes);
     const job: Job = {
       staging: this.spareStaging.pop() ?? Buffer.allocUnsafeSlow(this.segmentsPerJob * (segmentSize + TAG_BYTES)),
-      out: Buffer.allocUnsafeSlow(storedBytes - (last - first + 1) * TAG_BYTES),
+      out,
+      opened: out.subarray(0, plainBytes),
       settled: false,
     };
     this.jobs.push(job);
-    native!.readOpen(this.handle.fd, position, storedBytes, this.key, this.header.bytes, first, this.finalIndex, job.staging, job.out).then(
+    native!.readOpen(this.handle.fd, position, storedBytes, this.key, this.header.bytes, first, this.finalIndex, job.staging, job.opened).then(
       (opened) => {
-        if (opened !== job.out.length) job.error = new CipherFormatError('stored stream is shorter than expected');
+        if (opened !== job.opened.length) job.error = new CipherFormatError('stored stream is shorter than expected');
         this.settle(job);
       },
       (error: Error & { code?: string }) => {
@@ -125,17 +158,44 @@ export class FileDecryptStream extends Readable {
         this.destroy(done.error);
         return;
       }
-      // Garbage once the socket has written it (see gc.ts): without counting it, a download's
-      // buffers waited for V8's own collection, tens of MB of them.
-      streamGarbage.add(done.out.length);
-      const plain = this.trim(done.out);
-      if (plain.length > 0 && !this.push(plain)) this.wanted = false;
+      const plain = this.trim(done.opened);
+      if (plain.length === 0) continue;
+      this.pushedBytes += plain.length;
+      this.sent.push({ buffer: done.out, end: this.pushedBytes });
+      if (this.sent.length > MAX_SENT) {
+        // Not known to be written out yet: left to the collector, counted so that it runs (see
+        // gc.ts; uncounted, a download's buffers waited for V8's own collection, tens of MB).
+        streamGarbage.add(this.sent.shift()!.buffer.length);
+      }
+      if (!this.push(plain)) this.wanted = false;
     }
     if (this.jobs.length === 0 && this.nextSegment > this.range.lastSegment) {
       this.push(null);
       return;
     }
     this.queueJobs();
+  }
+
+  /**
+   * A buffer for `bytes` of a job's plaintext: the oldest one sent, once the destination has
+   * written it out (and when it is large enough), else a new one. Written out means: of the bytes pushed, those still in this stream's buffer
+   * and those the destination still holds (its `writableLength`, which for a socket counts a
+   * write until the kernel has taken all of it, and for an HTTP response adds what it holds
+   * itself) leave a count of bytes gone that reaches the buffer's end. Reusing buffers spares the
+   * event loop a young collection every few MiB, and the memory's churn.
+   */
+  private outputBuffer(bytes: number): Buffer {
+    const oldest = this.sent[0];
+    const sink = this.sink;
+    if (oldest && oldest.buffer.length >= bytes && sink && !sink.destroyed) {
+      const gone = this.pushedBytes - this.readableLength - sink.writableLength;
+      if (oldest.end <= gone) {
+        this.sent.shift();
+        this.recycled++;
+        return oldest.buffer;
+      }
+    }
+    return Buffer.allocUnsafeSlow(bytes);
   }
 
   /** The part of a job's plaintext inside the range. */

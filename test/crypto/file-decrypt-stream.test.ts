@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -218,5 +220,46 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     assert.equal(rest.error, undefined);
     assert.ok(Buffer.concat([first, rest.out]).equals(data));
     assert.equal(jobs.queued, 16);
+  });
+
+  test('reuses an output buffer only once the HTTP response has written it out: slow and fast clients get the exact bytes', async (t) => {
+    const key = randomBytes(32);
+    const size = 24 * 1024 * 1024 + 777;
+    const data = randomBytes(size);
+    const digest = createHash('sha256').update(data).digest('hex');
+    const file = await tempFile(t, seal(key, data));
+    const streams: FileDecryptStream[] = [];
+    const server = http.createServer((req, res) => {
+      void decryptRange(file, key, size).then(({ stream }) => {
+        streams.push(stream);
+        res.writeHead(200, { 'content-length': size });
+        stream.pipe(res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    /** Downloads once; `stall` pauses the client now and then, so the socket fills and writes wait. */
+    const download = (stall: boolean) =>
+      new Promise<string>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+          const hash = createHash('sha256');
+          let received = 0;
+          let nextStall = 256 * 1024;
+          res.on('data', (chunk: Buffer) => {
+            hash.update(chunk);
+            received += chunk.length;
+            if (stall && received >= nextStall) {
+              nextStall += 1024 * 1024 + 12345;
+              res.pause();
+              setTimeout(() => res.resume(), 15);
+            }
+          });
+          res.on('end', () => resolve(hash.digest('hex')));
+          res.on('error', reject);
+        }).on('error', reject);
+      });
+    for (const stall of [true, false, true]) assert.equal(await download(stall), digest, stall ? 'a client that stalls' : 'a fast client');
+    assert.ok(streams.some((stream) => stream.recycled > 0), `buffers were reused: ${streams.map((stream) => stream.recycled).join(', ')}`);
   });
 });
