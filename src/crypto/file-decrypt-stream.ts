@@ -1,4 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
+import { OutgoingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { streamGarbage } from '../lib/gc.js';
 import { nativeAddon } from '../native.js';
@@ -32,7 +34,7 @@ interface Job {
   error?: Error;
 }
 
-/** What the stream is piped into, as far as recycling needs it (a ServerResponse, a socket). */
+/** What the stream is piped into, as far as recycling needs it (an HTTP response, a socket). */
 interface Sink {
   readonly writableLength: number;
   readonly destroyed?: boolean;
@@ -85,13 +87,15 @@ export class FileDecryptStream extends Readable {
   }
 
   /**
-   * Remembers the destination, so that output buffers can be reused once it has written them out
-   * (see `outputBuffer`); piped anywhere else too, buffers are never reused.
+   * Remembers the destination when it is an HTTP response or a socket, so that output buffers can
+   * be reused once it has written them out (see `outputBuffer`). Into anything else (a transform
+   * whose `writableLength` no longer counts what it has passed on), or into several, buffers are
+   * never reused.
    */
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
     this.pipes++;
-    const sink = destination as unknown as Partial<Sink>;
-    this.sink = this.pipes === 1 && typeof sink.writableLength === 'number' ? (sink as Sink) : null;
+    const final = destination instanceof OutgoingMessage || destination instanceof Socket;
+    this.sink = this.pipes === 1 && final ? (destination as unknown as Sink) : null;
     return super.pipe(destination, options);
   }
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
 import { FileDecryptStream, fileDecryptAvailable } from '../../src/crypto/file-decrypt-stream.js';
 import { CipherFormatError, HEADER_BYTES, TAG_BYTES, createCodec, parseHeader, segmentRange, type SegmentRange } from '../../src/crypto/stream-cipher.js';
@@ -261,5 +262,23 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
       });
     for (const stall of [true, false, true]) assert.equal(await download(stall), digest, stall ? 'a client that stalls' : 'a fast client');
     assert.ok(streams.some((stream) => stream.recycled > 0), `buffers were reused: ${streams.map((stream) => stream.recycled).join(', ')}`);
+  });
+
+  test('piped into anything but a response or a socket, it never reuses a buffer', async (t) => {
+    const key = randomBytes(32);
+    const size = 8 * 1024 * 1024 + 3;
+    const data = randomBytes(size);
+    const file = await tempFile(t, seal(key, data));
+    const { stream } = await decryptRange(file, key, size);
+    // A transform's writableLength drops as soon as it has passed a chunk on, still unread.
+    const through = new PassThrough();
+    stream.pipe(through);
+    const chunks: Buffer[] = [];
+    for await (const chunk of through) {
+      chunks.push(chunk as Buffer);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    assert.ok(Buffer.concat(chunks).equals(data));
+    assert.equal(stream.recycled, 0);
   });
 });
