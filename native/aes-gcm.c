@@ -21,8 +21,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TAG_BYTES 16
-#define NONCE_BYTES 12
 #define MAX_PIECES 16
 
 static void free_context(napi_env env, void *data, void *hint) {
@@ -31,31 +29,17 @@ static void free_context(napi_env env, void *data, void *hint) {
   EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)data);
 }
 
-/* The bytes of a Uint8Array (Buffers included); 0 when the value is not one. */
-static int bytes_of(napi_env env, napi_value value, uint8_t **data, size_t *length) {
-  bool is_typed_array = false;
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array) return 0;
-  if (napi_get_typedarray_info(env, value, &type, length, (void **)data, &buffer, &offset) != napi_ok) return 0;
-  return type == napi_uint8_array;
-}
-
 static napi_value context(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], result;
   uint8_t *key;
   size_t key_length;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !bytes_of(env, argv[0], &key, &key_length) || key_length != 32) {
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || !uint8_array(env, argv[0], &key, &key_length) || key_length != KEY_BYTES) {
     return fail(env, "context(key): the key must be 32 bytes");
   }
-  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-  if (ctx == NULL || EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL, 1) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE_BYTES, NULL) != 1 || EVP_CipherInit_ex(ctx, NULL, NULL, key, NULL, -1) != 1) {
-    EVP_CIPHER_CTX_free(ctx);
-    return fail(env, "AES-256-GCM is not available");
-  }
+  /* The direction is set per segment (seal or open). */
+  EVP_CIPHER_CTX *ctx = gcm_context(key, 1);
+  if (ctx == NULL) return fail(env, "AES-256-GCM is not available");
   if (napi_create_external(env, ctx, free_context, NULL, &result) != napi_ok) {
     EVP_CIPHER_CTX_free(ctx);
     return fail(env, "context(key): out of memory");
@@ -81,13 +65,13 @@ static int read_input(napi_env env, napi_value value, int allow_pieces, struct s
     if (napi_get_array_length(env, value, &call->pieces) != napi_ok || call->pieces > MAX_PIECES) return 0;
     for (uint32_t i = 0; i < call->pieces; i++) {
       napi_value piece;
-      if (napi_get_element(env, value, i, &piece) != napi_ok || !bytes_of(env, piece, &call->input[i], &call->input_lengths[i])) return 0;
+      if (napi_get_element(env, value, i, &piece) != napi_ok || !uint8_array(env, piece, &call->input[i], &call->input_lengths[i])) return 0;
       call->input_length += call->input_lengths[i];
     }
     return 1;
   }
   call->pieces = 1;
-  if (!bytes_of(env, value, &call->input[0], &call->input_lengths[0])) return 0;
+  if (!uint8_array(env, value, &call->input[0], &call->input_lengths[0])) return 0;
   call->input_length = call->input_lengths[0];
   return 1;
 }
@@ -97,8 +81,8 @@ static int read_call(napi_env env, napi_callback_info info, int allow_pieces, st
   size_t argc = 6, nonce_length;
   napi_value argv[6];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6 || napi_get_value_external(env, argv[0], (void **)&call->ctx) != napi_ok ||
-      !bytes_of(env, argv[1], &call->nonce, &nonce_length) || nonce_length != NONCE_BYTES || !bytes_of(env, argv[2], &call->aad, &call->aad_length) ||
-      !read_input(env, argv[3], allow_pieces, call) || !bytes_of(env, argv[4], &call->out, &call->out_length) ||
+      !uint8_array(env, argv[1], &call->nonce, &nonce_length) || nonce_length != NONCE_BYTES || !uint8_array(env, argv[2], &call->aad, &call->aad_length) ||
+      !read_input(env, argv[3], allow_pieces, call) || !uint8_array(env, argv[4], &call->out, &call->out_length) ||
       napi_get_value_uint32(env, argv[5], &call->at) != napi_ok) {
     napi_throw_type_error(env, NULL, "expected (context, 12-byte nonce, aad, input, out, offset)");
     return 0;

@@ -4,7 +4,7 @@
   "targets": [
     {
       "target_name": "coffre_native",
-      "sources": ["module.c", "aes-gcm.c", "durable-files.c", "read-open.c"],
+      "sources": ["module.c", "aes-gcm.c", "durable-files.c", "read-open.c", "seal-write.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]

@@ -182,10 +182,7 @@ static napi_value write_file_durably(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   napi_valuetype rename_type = napi_undefined;
-  bool is_array = false;
-  uint32_t count;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array ||
-      napi_get_array_length(env, argv[1], &count) != napi_ok) {
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) {
     napi_throw_type_error(env, NULL, "writeFileDurably(path, chunks): chunks must be an array of Uint8Arrays");
     return NULL;
   }
@@ -195,25 +192,11 @@ static napi_value write_file_durably(napi_env env, napi_callback_info info) {
     free_job(env, job);
     return NULL;
   }
-  job->count = count;
-  if (count > 0 && (job->chunks = calloc(count, sizeof *job->chunks)) == NULL) {
+  size_t total;
+  if (!chunk_array(env, argv[1], &job->chunks, &job->count, &total)) {
     free_job(env, job);
-    return fail(env, "out of memory");
-  }
-  for (uint32_t i = 0; i < count; i++) {
-    napi_value chunk, buffer;
-    bool is_typed_array = false;
-    napi_typedarray_type type;
-    size_t length, offset;
-    void *bytes;
-    if (napi_get_element(env, argv[1], i, &chunk) != napi_ok || napi_is_typedarray(env, chunk, &is_typed_array) != napi_ok || !is_typed_array ||
-        napi_get_typedarray_info(env, chunk, &type, &length, &bytes, &buffer, &offset) != napi_ok || type != napi_uint8_array) {
-      free_job(env, job);
-      napi_throw_type_error(env, NULL, "writeFileDurably(path, chunks): chunks must be an array of Uint8Arrays");
-      return NULL;
-    }
-    job->chunks[i].iov_base = bytes;
-    job->chunks[i].iov_len = length;
+    napi_throw_type_error(env, NULL, "writeFileDurably(path, chunks): chunks must be an array of Uint8Arrays");
+    return NULL;
   }
   if (napi_create_reference(env, argv[1], 1, &job->chunks_ref) != napi_ok) {
     free_job(env, job);

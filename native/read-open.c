@@ -30,13 +30,6 @@
 #include <unistd.h>
 #include <uv.h>
 
-#define KEY_BYTES 32
-#define HEADER_BYTES 16
-#define TAG_BYTES 16
-#define NONCE_BYTES 12
-#define NONCE_PREFIX_AT 9
-#define NONCE_PREFIX_BYTES 7
-
 struct read_open_job {
   napi_async_work work;
   napi_deferred deferred;
@@ -71,15 +64,12 @@ static void read_open(napi_env env, void *data) {
     done += (size_t)n;
   }
   size_t sealed_size = ((size_t)1 << job->header[5]) + TAG_BYTES;
-  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-  if (ctx == NULL || EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL, 0) != 1 || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE_BYTES, NULL) != 1 ||
-      EVP_CipherInit_ex(ctx, NULL, NULL, job->key, NULL, 0) != 1) {
-    EVP_CIPHER_CTX_free(ctx);
+  EVP_CIPHER_CTX *ctx = gcm_context(job->key, 0);
+  if (ctx == NULL) {
     job->format_error = "AES-256-GCM is not available";
     return;
   }
   uint8_t nonce[NONCE_BYTES];
-  memcpy(nonce, job->header + NONCE_PREFIX_AT, NONCE_PREFIX_BYTES);
   size_t at = 0, opened = 0;
   for (uint32_t index = job->first_index; at < job->stored_bytes; index++) {
     size_t length = job->stored_bytes - at < sealed_size ? job->stored_bytes - at : sealed_size;
@@ -92,11 +82,7 @@ static void read_open(napi_env env, void *data) {
       job->format_error = "the output has no room for the plaintext";
       break;
     }
-    nonce[7] = (uint8_t)(index >> 24);
-    nonce[8] = (uint8_t)(index >> 16);
-    nonce[9] = (uint8_t)(index >> 8);
-    nonce[10] = (uint8_t)index;
-    nonce[11] = index == job->final_index ? 1 : 0;
+    segment_nonce(nonce, job->header, index, index == job->final_index);
     int n;
     const uint8_t *segment = job->staging + at;
     int ok = EVP_CipherInit_ex(ctx, NULL, NULL, NULL, nonce, 0) == 1 && EVP_CipherUpdate(ctx, NULL, &n, job->header, HEADER_BYTES) == 1 &&
@@ -123,30 +109,15 @@ static void free_job(napi_env env, struct read_open_job *job) {
   free(job);
 }
 
-static napi_value error_with_code(napi_env env, const char *code, const char *text) {
-  napi_value error, message, code_value;
-  napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &message);
-  napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &code_value);
-  napi_create_error(env, code_value, message, &error);
-  return error;
-}
-
 static void complete(napi_env env, napi_status status, void *data) {
   struct read_open_job *job = data;
   napi_value result;
   if (status != napi_ok) {
-    napi_reject_deferred(env, job->deferred, error_with_code(env, "ECANCELED", "the read was cancelled"));
+    napi_reject_deferred(env, job->deferred, coded_error(env, "ECANCELED", "the read was cancelled"));
   } else if (job->error) {
-    char text[256];
-    snprintf(text, sizeof text, "%s: %s, read", uv_err_name(-job->error), strerror(job->error));
-    napi_value error = error_with_code(env, uv_err_name(-job->error), text), value;
-    napi_create_string_utf8(env, "read", NAPI_AUTO_LENGTH, &value);
-    napi_set_named_property(env, error, "syscall", value);
-    napi_create_int32(env, -job->error, &value);
-    napi_set_named_property(env, error, "errno", value);
-    napi_reject_deferred(env, job->deferred, error);
+    napi_reject_deferred(env, job->deferred, system_error(env, job->error, "read"));
   } else if (job->format_error) {
-    napi_reject_deferred(env, job->deferred, error_with_code(env, "ERR_CIPHER_FORMAT", job->format_error));
+    napi_reject_deferred(env, job->deferred, coded_error(env, "ERR_CIPHER_FORMAT", job->format_error));
   } else {
     napi_create_double(env, (double)job->opened, &result);
     napi_resolve_deferred(env, job->deferred, result);
@@ -156,13 +127,7 @@ static void complete(napi_env env, napi_status status, void *data) {
 
 /* The bytes of a Uint8Array argument of exactly `length` bytes (any length when 0). */
 static int bytes_arg(napi_env env, napi_value value, uint8_t **data, size_t *length, size_t expected) {
-  bool is_typed_array = false;
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array) return 0;
-  if (napi_get_typedarray_info(env, value, &type, length, (void **)data, &buffer, &offset) != napi_ok || type != napi_uint8_array) return 0;
-  return expected == 0 || *length == expected;
+  return uint8_array(env, value, data, length) && (expected == 0 || *length == expected);
 }
 
 static napi_value read_open_call(napi_env env, napi_callback_info info) {

@@ -15,6 +15,12 @@ export interface NativeAddon {
   syncDirectory(path: string): Promise<void>;
   /** A run of a blob file's sealed segments read and opened as one threadpool job (native/read-open.c; see src/crypto/file-decrypt-stream.ts). */
   readOpen(fd: number, position: number, storedBytes: number, key: Buffer, header: Buffer, firstIndex: number, finalIndex: number, staging: Buffer, out: Buffer): Promise<number>;
+  /** A run of segments sealed and written into a blob file as one threadpool job, and SHA-256 on the threadpool (native/seal-write.c; see src/crypto/file-encrypt-stream.ts). */
+  sealWrite(fd: number, position: number, key: Buffer, header: Buffer, firstIndex: number, final: boolean, chunks: Uint8Array[], withHeader: boolean): Promise<number>;
+  detachBuffers(buffers: ArrayBuffer[]): number;
+  sha256(): object;
+  sha256Update(context: object, chunks: Uint8Array[]): Promise<void>;
+  sha256Digest(context: object): Buffer;
 }
 
 /** Where scripts/build-native.mjs leaves the build, seen from src or dist/src; null when it is absent. */

@@ -6,6 +6,7 @@ import { newBlobKey } from '../../blobs/blob-keys.js';
 import { blobContent, deleteBlobRow, insertUploadingBlobs, recordNewBlobsWrites } from '../../blobs/blobs.repository.js';
 import { newKey } from '../../crypto/key-wrap.js';
 import { FileDecryptStream, fileDecryptAvailable } from '../../crypto/file-decrypt-stream.js';
+import { FileEncryptStream, fileEncryptAvailable } from '../../crypto/file-encrypt-stream.js';
 import {
   CipherFormatError,
   DEFAULT_SEGMENT_LOG2,
@@ -136,13 +137,15 @@ async function storeStream(blobs: BlobStore, blobId: string, dataKey: Buffer, so
   // hop per 64 KiB socket read on the event loop.
   const options = { checksum: true, ownsInput: ownsChunks, checkInput: (bytes: number) => checkLimits(bytes, limits) };
   if (blobs.putFromWriter) {
-    // A store of local files: the cipher thread writes the blob's file itself.
-    let encrypt: EncryptStream | undefined;
+    // A store of local files: the encryption writes the blob's file itself, from libuv's
+    // threadpool with the native addon (FileEncryptStream: the event loop queues jobs over the
+    // body chunks, as a bare server queues its writes), else from its cipher thread.
+    let encrypt: FileEncryptStream | EncryptStream | undefined;
     const stored = await blobs
       .putFromWriter(
         blobId,
         async (file) => {
-          encrypt = new EncryptStream(dataKey, undefined, { ...options, into: file });
+          encrypt = fileEncryptAvailable ? new FileEncryptStream(dataKey, file, options) : new EncryptStream(dataKey, undefined, { ...options, into: file });
           // Settled once the stream has closed: no write of it can reach the file after that.
           await pipeline(source, encrypt).finally(() => closed(encrypt!));
         },
