@@ -106,9 +106,8 @@ export class FileEncryptStream extends Writable {
   /** Runs waiting for the hashing job, oldest first. */
   private readonly toHash: Run[] = [];
   private hashing = false;
-  private hashError: Error | null = null;
   private seenBytes = 0;
-  /** A write (or the final call) waiting for room among the runs. */
+  /** A write's callback, waiting for room among the runs. */
   private waiting: ((error?: Error | null) => void) | null = null;
   private finishing: ((error?: Error | null) => void) | null = null;
   private closing: (() => void) | null = null;
@@ -246,7 +245,6 @@ export class FileEncryptStream extends Writable {
       },
       (error: Error) => {
         this.hashing = false;
-        this.hashError = error;
         this.destroy(error);
       },
     );
@@ -300,7 +298,7 @@ export class FileEncryptStream extends Writable {
 
   /** Once finishing and every run is sealed, written and hashed: the checksum, then 'finish'. */
   private maybeFinish(): void {
-    if (!this.finishing || this.runs.length > 0 || this.jobs.length > 0 || this.hashing || this.hashError) return;
+    if (!this.finishing || this.runs.length > 0 || this.jobs.length > 0 || this.hashing) return;
     const finishing = this.finishing;
     this.finishing = null;
     this.checksum = `sha256:${native!.sha256Digest(this.hash).toString('hex')}`;
