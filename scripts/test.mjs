@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// The test command: runs every test file under test/ against SQLite, and against PostgreSQL when
-// it answers. With CI=true a missing PostgreSQL fails the run instead of being skipped.
-import { spawn } from 'node:child_process';
+// The test command: checks the import rules (npm run lint:deps, .dependency-cruiser.cjs), then runs
+// every test file under test/ against SQLite, and against PostgreSQL when it answers. With CI=true a
+// missing PostgreSQL fails the run instead of being skipped. A run of named files
+// (npm test -- test/x.test.ts) skips the import rules.
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -31,6 +33,20 @@ function findTests(dir) {
   });
 }
 
+const args = process.argv.slice(2);
+
+// The import rules first (about a second and a half): a violation fails the run before any test.
+if (args.length === 0) {
+  const check = spawnSync('npm', ['run', '--silent', 'lint:deps'], { stdio: 'inherit', shell: process.platform === 'win32' });
+  if (check.status !== 0) {
+    process.stderr.write(
+      `\nnpm test: the import rules failed (npm run lint:deps, exit ${check.status ?? check.signal ?? check.error?.message}); ` +
+        'see the violations above and the rule comments in .dependency-cruiser.cjs. No test was run.\n',
+    );
+    process.exit(1);
+  }
+}
+
 const dialects = ['sqlite'];
 if (await postgresAnswers(pgUrl)) {
   dialects.push('postgres');
@@ -58,7 +74,6 @@ async function dropRunSchemas() {
   }
 }
 
-const args = process.argv.slice(2);
 const files = args.length > 0 ? args : findTests('test').sort();
 process.stdout.write(`Test dialects: ${dialects.join(', ')}; ${files.length} test files\n`);
 const child = spawn(
