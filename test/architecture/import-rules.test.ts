@@ -1,0 +1,259 @@
+// The import rules of .dependency-cruiser.cjs (npm run lint:deps), proved both ways on a small tree
+// that mirrors src/'s layout, written to a temporary folder (nothing is written into src/). The
+// project's own configuration and tsconfig.json are used, through the dependency-cruiser CLI
+// exactly as `npm run lint:deps` calls it.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { IConfiguration, ICruiseResult } from 'dependency-cruiser';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const configFile = path.join(root, '.dependency-cruiser.cjs');
+const require = createRequire(import.meta.url);
+const config = require(configFile) as IConfiguration;
+const depcruise = path.join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+
+/** Files every tree has: the targets of the imports under test, and allowed imports inside them. */
+const base: Record<string, string> = {
+  'src/content/index.ts': "export { format } from './format.js';\nexport { engine } from './engine.js';\n",
+  'src/content/format.ts': 'export interface Segment { size: number }\nexport const format = 1;\n',
+  // The content core may use the native binding.
+  'src/content/engine.ts': "import { nativeAddon } from '../native.js';\nexport const engine = nativeAddon;\n",
+  'src/native.ts': 'export const nativeAddon = null;\n',
+  'src/blobs/blob-store.ts': 'export interface BlobStore { size: number }\nexport const storeValue = 1;\n',
+  'src/blobs/blob-keys.ts': "export const newBlobKey = () => 'key';\n",
+  'src/blobs/blobs.repository.ts': 'export const adjustBlobRefs = 1;\n',
+  // The filesystem blob store may use the native binding.
+  'src/blobs/fs/fs-store.ts': "import { nativeAddon } from '../../native.js';\nexport const fsStore = nativeAddon;\n",
+  'src/blobs/s3/s3-store.ts': 'export const s3Store = 1;\n',
+  // Outside src/: not cruised, so its import of the native binding is nobody's business here.
+  'test/helper.ts': "import { nativeAddon } from '../src/native.js';\nexport const helper = nativeAddon;\n",
+};
+
+/** An import that must be in the graph, resolved to `to`, and reported under none of the rules. */
+const allowed: Record<string, { file: string; source: string; to: string }> = {
+  'a module imports the content index': {
+    file: 'src/modules/files/uses-index.ts',
+    source: "import { format } from '../../content/index.js';\nexport const x = format;\n",
+    to: 'src/content/index.ts',
+  },
+  'a module imports the blobs repository': {
+    file: 'src/modules/files/uses-repository.ts',
+    source: "import { adjustBlobRefs } from '../../blobs/blobs.repository.js';\nexport const x = adjustBlobRefs;\n",
+    to: 'src/blobs/blobs.repository.ts',
+  },
+  'a module imports a type from blob-store.ts (import type)': {
+    file: 'src/modules/files/uses-blob-store-type.ts',
+    source: "import type { BlobStore } from '../../blobs/blob-store.js';\nexport type X = BlobStore;\n",
+    to: 'src/blobs/blob-store.ts',
+  },
+  'a module imports a type from blob-store.ts (inline type specifiers only)': {
+    file: 'src/modules/files/uses-blob-store-inline-type.ts',
+    source: "import { type BlobStore } from '../../blobs/blob-store.js';\nexport type X = BlobStore;\n",
+    to: 'src/blobs/blob-store.ts',
+  },
+  'code outside src/modules/ imports a content internal': {
+    file: 'src/http/uses-format.ts',
+    source: "import { format } from '../content/format.js';\nexport const x = format;\n",
+    to: 'src/content/format.ts',
+  },
+};
+
+/** An import that must be reported under `rule`, and under no other rule. */
+interface Forbidden {
+  file: string;
+  source: string;
+  to: string;
+  rule: string;
+}
+const forbidden: Record<string, Forbidden> = {
+  'a module imports a content internal': {
+    file: 'src/modules/files/uses-format.ts',
+    source: "import { format } from '../../content/format.js';\nexport const x = format;\n",
+    to: 'src/content/format.ts',
+    rule: 'modules-use-content-index-only',
+  },
+  'a module imports a type from a content internal': {
+    file: 'src/modules/links/uses-format-type.ts',
+    source: "import type { Segment } from '../../content/format.js';\nexport type X = Segment;\n",
+    to: 'src/content/format.ts',
+    rule: 'modules-use-content-index-only',
+  },
+  'a module imports a content internal dynamically': {
+    file: 'src/modules/files/uses-engine-dynamic.ts',
+    source: "export async function x() {\n  return (await import('../../content/engine.js')).engine;\n}\n",
+    to: 'src/content/engine.ts',
+    rule: 'modules-use-content-index-only',
+  },
+  'a module imports the native binding': {
+    file: 'src/modules/files/uses-native.ts',
+    source: "import { nativeAddon } from '../../native.js';\nexport const x = nativeAddon;\n",
+    to: 'src/native.ts',
+    rule: 'native-binding-stays-in-core',
+  },
+  'code outside the core imports the native binding': {
+    file: 'src/crypto/aes.ts',
+    source: "import { nativeAddon } from '../native.js';\nexport const x = nativeAddon;\n",
+    to: 'src/native.ts',
+    rule: 'native-binding-stays-in-core',
+  },
+  'a blob store other than fs imports the native binding': {
+    file: 'src/blobs/s3/uses-native.ts',
+    source: "import { nativeAddon } from '../../native.js';\nexport const x = nativeAddon;\n",
+    to: 'src/native.ts',
+    rule: 'native-binding-stays-in-core',
+  },
+  'a module imports the filesystem blob store': {
+    file: 'src/modules/files/uses-fs-store.ts',
+    source: "import { fsStore } from '../../blobs/fs/fs-store.js';\nexport const x = fsStore;\n",
+    to: 'src/blobs/fs/fs-store.ts',
+    rule: 'modules-do-not-reach-blob-stores',
+  },
+  'a module imports the S3 blob store dynamically': {
+    file: 'src/modules/storage/uses-s3-store.ts',
+    source: "export async function x() {\n  return (await import('../../blobs/s3/s3-store.js')).s3Store;\n}\n",
+    to: 'src/blobs/s3/s3-store.ts',
+    rule: 'modules-do-not-reach-blob-stores',
+  },
+  'a module imports blob keys': {
+    file: 'src/modules/files/uses-blob-keys.ts',
+    source: "import { newBlobKey } from '../../blobs/blob-keys.js';\nexport const x = newBlobKey;\n",
+    to: 'src/blobs/blob-keys.ts',
+    rule: 'modules-do-not-reach-blob-stores',
+  },
+  'a module re-exports blob keys': {
+    file: 'src/modules/files/reexports-blob-keys.ts',
+    source: "export { newBlobKey } from '../../blobs/blob-keys.js';\n",
+    to: 'src/blobs/blob-keys.ts',
+    rule: 'modules-do-not-reach-blob-stores',
+  },
+  'a module imports a value from blob-store.ts': {
+    file: 'src/modules/files/uses-blob-store-value.ts',
+    source: "import { storeValue, type BlobStore } from '../../blobs/blob-store.js';\nexport const x: BlobStore = { size: storeValue };\n",
+    to: 'src/blobs/blob-store.ts',
+    rule: 'modules-do-not-reach-blob-stores',
+  },
+  'src/ imports a file that does not exist': {
+    file: 'src/lib/unresolvable.ts',
+    source: "import { nothing } from './does-not-exist.js';\nexport const x = nothing;\n",
+    to: './does-not-exist.js',
+    rule: 'no-unresolvable',
+  },
+  'src/ imports from test/': {
+    file: 'src/lib/uses-test.ts',
+    source: "import { helper } from '../../test/helper.js';\nexport const x = helper;\n",
+    to: 'test/helper.ts',
+    rule: 'no-test-in-src',
+  },
+};
+
+function writeTree(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-import-rules-'));
+  // The configuration's tsConfig.fileName is relative to where depcruise runs: the real one.
+  fs.copyFileSync(path.join(root, 'tsconfig.json'), path.join(dir, 'tsconfig.json'));
+  for (const [file, source] of Object.entries(files)) {
+    fs.mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), source);
+  }
+  return dir;
+}
+
+/** `npm run lint:deps`'s command, run in `dir`, with extra arguments. */
+function runDepcruise(dir: string, extra: string[]) {
+  const run = spawnSync(process.execPath, [depcruise, 'src', '--config', configFile, ...extra], { cwd: dir, encoding: 'utf8' });
+  assert.equal(run.error, undefined);
+  return run;
+}
+
+const allowedTree = { ...base, ...Object.fromEntries(Object.values(allowed).map(({ file, source }) => [file, source])) };
+const fullTree = { ...allowedTree, ...Object.fromEntries(Object.values(forbidden).map(({ file, source }) => [file, source])) };
+
+describe('import rules (.dependency-cruiser.cjs)', () => {
+  const dirs: string[] = [];
+  let fullDir: string;
+  let result: ICruiseResult;
+
+  before(() => {
+    fullDir = writeTree(fullTree);
+    dirs.push(fullDir);
+    const run = runDepcruise(fullDir, ['--output-type', 'json']);
+    assert.equal(run.status, 0, run.stderr);
+    result = JSON.parse(run.stdout) as ICruiseResult;
+  });
+  after(() => {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function edge(from: string, to: string) {
+    return result.modules.find((module) => module.source === from)?.dependencies.find((dependency) => dependency.resolved === to);
+  }
+  function rulesOf(from: string, to: string) {
+    return result.summary.violations.filter((violation) => violation.from === from && violation.to === to).map((violation) => violation.rule.name);
+  }
+
+  it('tests every forbidden rule of the configuration, and only those', () => {
+    const configured = new Set((config.forbidden ?? []).map((rule) => rule.name));
+    const tested = new Set(Object.values(forbidden).map(({ rule }) => rule));
+    assert.deepEqual([...tested].sort(), [...configured].sort());
+  });
+
+  for (const [name, { file, to }] of Object.entries(allowed)) {
+    it(`allows: ${name}`, () => {
+      const dependency = edge(file, to);
+      assert.ok(dependency, `${file} → ${to} is not in the graph: the import did not resolve to the .ts file`);
+      assert.equal(dependency.couldNotResolve, false);
+      assert.deepEqual(rulesOf(file, to), []);
+    });
+  }
+
+  for (const [name, { file, to, rule }] of Object.entries(forbidden)) {
+    it(`forbids: ${name} (${rule})`, () => {
+      if (rule !== 'no-unresolvable') {
+        const dependency = edge(file, to);
+        assert.ok(dependency, `${file} → ${to} is not in the graph`);
+        assert.equal(dependency.couldNotResolve, false);
+      }
+      assert.deepEqual(rulesOf(file, to), [rule]);
+    });
+  }
+
+  it('allows the core and the filesystem blob store to use the native binding', () => {
+    for (const from of ['src/content/engine.ts', 'src/blobs/fs/fs-store.ts']) {
+      assert.ok(edge(from, 'src/native.ts'), `${from} → src/native.ts is not in the graph`);
+      assert.deepEqual(rulesOf(from, 'src/native.ts'), []);
+    }
+  });
+
+  it('cruises src/ only: test/ is reached but not followed', () => {
+    const helper = result.modules.find((module) => module.source === 'test/helper.ts');
+    assert.ok(helper, 'test/helper.ts is not in the graph');
+    assert.deepEqual(helper.dependencies, []);
+    assert.deepEqual(result.summary.violations.filter((violation) => !violation.from.startsWith('src/')), []);
+  });
+
+  it('reports nothing but the forbidden imports', () => {
+    const expected = Object.values(forbidden).map(({ file, to, rule }) => `${rule}: ${file} → ${to}`);
+    const reported = result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
+    assert.deepEqual(reported.sort(), expected.sort());
+  });
+
+  it('fails (exit = number of errors) on them as npm run lint:deps runs it, naming each', () => {
+    // The default (err) reporter is the one whose exit code counts the errors; json's is always 0.
+    const run = runDepcruise(fullDir, []);
+    assert.equal(run.status, Object.keys(forbidden).length, run.stdout + run.stderr);
+    for (const { file, to, rule } of Object.values(forbidden)) assert.ok(run.stdout.includes(`error ${rule}: ${file} → ${to}`), `not in the output: ${rule}: ${file} → ${to}`);
+  });
+
+  it('passes (exit 0) a tree with only the allowed imports', () => {
+    const dir = writeTree(allowedTree);
+    dirs.push(dir);
+    const run = runDepcruise(dir, []);
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /no dependency violations found/);
+  });
+});
