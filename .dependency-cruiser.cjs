@@ -22,11 +22,11 @@ module.exports = {
       name: 'native-binding-stays-in-core',
       severity: 'error',
       comment:
-        'src/native.ts loads the optional native C addon, whose every use has a JavaScript ' +
-        'fallback path that must stay equivalent. Only the content core (src/content/) and the ' +
-        'filesystem blob store (src/blobs/fs/) may use it; everything else goes through them.',
-      from: { pathNot: ['^src/content/', '^src/blobs/fs/'] },
-      to: { path: '^src/native[.]ts$' },
+        'src/content/native-addon.ts loads the optional native C addon: the native crypto engine, ' +
+        'whose node engine twin must stay byte-for-byte equivalent. Only the content core ' +
+        '(src/content/) may load it; everything else gets its work through the chosen engine.',
+      from: { pathNot: ['^src/content/'] },
+      to: { path: '^src/content/native-addon[.]ts$' },
     },
     {
       name: 'modules-do-not-reach-blob-stores',

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import { openBlobStore } from './blobs/open-blob-store.js';
 import type { AppContext } from './context.js';
+import { chooseEngine, createContentStore } from './content/index.js';
 import { Keyring } from './crypto/keyring.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import type { DatabaseHandle } from './db/database.js';
@@ -43,6 +44,8 @@ import { startBackgroundJobs } from './jobs.js';
 declare module 'fastify' {
   interface FastifyInstance {
     registeredRoutes: readonly { method: string; url: string }[];
+    /** The crypto engine this app seals and opens content with (chosen once, from the configuration). */
+    cryptoEngine: string;
   }
 }
 
@@ -84,8 +87,11 @@ function errorCatalogDescription(): string {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
-  const blobs = deps.blobs ?? (await openBlobStore(config));
-  const ctx: AppContext = { config, database, db: database.db, keyring, blobs, tokens: createTokenCache(database) };
+  // The crypto engine is chosen once, here, from the configuration (COFFRE_CRYPTO_ENGINE).
+  const engine = chooseEngine(config.cryptoEngine);
+  const blobs = deps.blobs ?? (await openBlobStore(config, engine.durableFiles));
+  const content = createContentStore(database.db, blobs, engine);
+  const ctx: AppContext = { config, database, db: database.db, keyring, blobs, content, tokens: createTokenCache(database) };
   const app = Fastify({
     logger:
       deps.logStream === false
@@ -136,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   app.decorate('registeredRoutes', routes);
+  app.decorate('cryptoEngine', engine.name);
   app.addSchema(ErrorBody);
   // Shared schemas live at the root so every module can reference them.
   for (const schema of [User, FolderDetail, FolderListItem, FileDetail, Region, RegionLocation, Bucket, Datahub]) app.addSchema(schema);
@@ -157,7 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   startBackgroundJobs(app, ctx);
-  if (!deps.blobs && blobs.close) app.addHook('onClose', async () => blobs.close?.());
+  if (!deps.blobs) app.addHook('onClose', async () => blobs.close());
   app.addHook('onClose', async () => ctx.tokens.close());
   await app.register(serviceRoutes(ctx, metrics));
   await app.register(

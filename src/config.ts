@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { S3Location } from './blobs/s3/s3-blob-store.js';
 import { parseMasterKey } from './crypto/master-key.js';
+import type { CryptoEngineChoice } from './content/index.js';
 
 export type RegistrationPolicy = 'open' | 'closed' | 'first-user';
 
@@ -42,6 +43,8 @@ export interface Config {
   readonly trashRetentionDays: number;
   /** A file uploaded whole up to this many bytes is stored encrypted in the database instead of the blob store (0: never). */
   readonly inlineBlobBytes: number;
+  /** COFFRE_CRYPTO_ENGINE: how stored content is sealed and opened (src/content/engine.ts). */
+  readonly cryptoEngine: CryptoEngineChoice;
   /** Seconds a shutdown (SIGTERM, SIGINT) waits for the requests in flight before cutting them and exiting with 1. */
   readonly shutdownGraceSeconds: number;
 }
@@ -67,6 +70,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_INLINE_BLOB_BYTES', '65536', 'Files up to this size (a raw `PUT` body or a multipart part) are stored (encrypted) in the database instead of the blob store: one commit instead of two, a file and two fsyncs (0: never; at most 65536)'],
   ['COFFRE_TRASH_RETENTION_DAYS', '30', 'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)'],
   ['COFFRE_SHUTDOWN_GRACE_SECONDS', '10', 'On SIGTERM or SIGINT, how long requests in flight (a long transfer) may run before they are cut and the process exits with 1; keep it below the process manager\'s own limit (Kubernetes: `terminationGracePeriodSeconds`, 30 by default)'],
+  ['COFFRE_CRYPTO_ENGINE', 'auto', 'How content is encrypted: `native` (the addon `npm ci` builds: AES-GCM and SHA-256 on the I/O threads), `node` (node:crypto only, the portable fallback), or `auto` (native when built); both write the same format'],
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
@@ -118,6 +122,8 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     problems.push(`COFFRE_PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
   }
   const blobStore = parseBlobStore(env.COFFRE_BLOB_STORE, env.AWS_REGION, problems);
+  const cryptoEngine = (env.COFFRE_CRYPTO_ENGINE || 'auto') as CryptoEngineChoice;
+  if (!['auto', 'native', 'node'].includes(cryptoEngine)) problems.push(`COFFRE_CRYPTO_ENGINE must be auto, native or node, got "${cryptoEngine}"`);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
@@ -141,6 +147,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     blobStore,
     trashRetentionDays: int('COFFRE_TRASH_RETENTION_DAYS', 30, 0, 36500),
     inlineBlobBytes: int('COFFRE_INLINE_BLOB_BYTES', 64 * 1024, 0, 64 * 1024),
+    cryptoEngine,
     shutdownGraceSeconds: int('COFFRE_SHUTDOWN_GRACE_SECONDS', 10, 1, 86400),
     trustProxy: bool('COFFRE_TRUST_PROXY', false),
     logLevel,

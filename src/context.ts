@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
+import type { ContentStore } from './content/index.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { DatabaseHandle, Db } from './db/database.js';
 import type { TokenCache } from './modules/accounts/tokens.cache.js';
@@ -11,6 +12,8 @@ export interface AppContext {
   readonly db: Db;
   readonly keyring: Keyring;
   readonly blobs: BlobStore;
+  /** Stored content: the only way files, links and transports store and read bytes. */
+  readonly content: ContentStore;
   /** Bearer tokens resolved to their users (kept in memory where revocations can be heard). */
   readonly tokens: TokenCache;
 }

@@ -49,7 +49,7 @@ export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
     report.purged = purged;
     report.keptUnderRetention = kept;
   });
-  await step(async () => ctx.blobs.removeStaleUploads?.(STALE_UPLOAD_MS));
+  await step(async () => ctx.blobs.removeStaleUploads(STALE_UPLOAD_MS));
   await step(async () => {
     report.collected = await collectGarbage(ctx.database, ctx.blobs);
   });

@@ -8,6 +8,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { LogEvent } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
+import type { CryptoEngineChoice } from '../src/content/index.js';
 import type { DatabaseHandle, DialectName } from '../src/db/database.js';
 import { prepareDatabase } from '../src/db/prepare.js';
 
@@ -30,6 +31,16 @@ export function databaseUrlFor(database: DatabaseHandle): string | undefined {
   const url = new URL(PG_URL);
   url.searchParams.set('options', `-c search_path=${database.schema}`);
   return url.toString();
+}
+
+let defaultEngine: CryptoEngineChoice = 'auto';
+
+/**
+ * The crypto engine of the apps this test file builds when a test does not choose one: a file
+ * runs another file's suites again on the portable engine by calling this before importing it.
+ */
+export function useCryptoEngine(engine: CryptoEngineChoice): void {
+  defaultEngine = engine;
 }
 
 export interface BuildOptions {
@@ -60,7 +71,7 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
   const schema = newSchemaName();
   const config = loadConfig(
     { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
-    options.config,
+    { cryptoEngine: defaultEngine, ...options.config },
   );
   const database = await prepareDatabase(config, {
     pgSchema: dialect === 'postgres' ? schema : undefined,

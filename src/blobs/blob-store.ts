@@ -36,55 +36,73 @@ export interface PutResult {
   durable?: Promise<void>;
 }
 
-/** An open temp file of a store of local files, which a writer fills (see `BlobStore.putFromWriter`). */
+/** An open temp file of a store of local files, which a writer fills (see `BlobStore.putFile`). */
 export interface BlobFile {
   fd: number;
   /** Told of each write once it is done, in order; it throws when the store cannot go on (a failed background sync). */
   wrote(bytes: number): void;
 }
 
+/** A store that does not keep blobs as local files was asked for a file (`localFiles` is false). */
+export class NotLocalFilesError extends Error {
+  constructor(kind: string) {
+    super(`the ${kind} blob store does not keep blobs as local files`);
+    this.name = 'NotLocalFilesError';
+  }
+}
+
 /**
  * Where encrypted content lives. Keys are random (never derived from names or content); values
- * are opaque bytes. Every implementation passes the same contract suite (test/blobs/).
+ * are opaque bytes. Every method is required; every implementation passes the same contract
+ * suite (test/blobs/blob-store.contract.ts). Only the content core (src/content/) calls them,
+ * but for `ping` and `kind`.
  */
 export interface BlobStore {
   /** Short name for logs and readiness output, e.g. `fs`. */
   readonly kind: string;
   /**
-   * Capability: every chunk a `get` stream emits sits in memory of its own that the store never
-   * touches again, so a reader may move it to another thread instead of copying it.
+   * Capability: blobs are local files. When true, `putFile` and `openFile` hand out descriptors
+   * (an engine seals into and opens files itself, off the event loop); when false, both reject
+   * with NotLocalFilesError and the content core streams through `put` and `get` instead.
    */
-  readonly exclusiveReadChunks: boolean;
+  readonly localFiles: boolean;
   /**
    * Stores the stream under `key`. Resolves only once the bytes are durable (but see
-   * `durableLater`); if the stream fails or is destroyed, nothing is left under `key` (nor
-   * anywhere else that the store cannot reclaim).
+   * `durableLater`). If the stream fails or is destroyed, or the store fails (its error: a
+   * system error with its `code`, or the remote store's), nothing is left under `key`, nor
+   * anywhere else that `removeStaleUploads` cannot reclaim.
    */
   put(key: string, body: Readable, options?: PutOptions): Promise<PutResult>;
   /**
-   * Capability of stores of local files: as `put`, but `write` writes the bytes itself into the
-   * temp file's descriptor (from any thread of the process), from offset 0, and resolves or
-   * rejects once nothing of it can still touch the descriptor. A cipher thread writing its output
-   * there spares the event loop the output of an upload.
+   * As `put`, but `write` writes the bytes itself into an open temp file (from any thread of the
+   * process), from offset 0, and settles once nothing of it can still touch the descriptor. If
+   * `write` rejects, its error is this call's, and nothing is left under `key`. NotLocalFilesError
+   * when `localFiles` is false.
    */
-  putFromWriter?(key: string, write: (file: BlobFile) => Promise<void>, options?: PutOptions): Promise<PutResult>;
+  putFile(key: string, write: (file: BlobFile) => Promise<void>, options?: PutOptions): Promise<PutResult>;
   /**
-   * Capability of stores of local files: the blob's file, open for reading, for a reader that
-   * reads it itself (a download decrypted on the threadpool, see file-decrypt-stream.ts); the
-   * caller closes it. Rejects with BlobNotFoundError for an unknown key.
+   * The blob's file, open for reading (the caller closes it). BlobNotFoundError for an unknown
+   * key; NotLocalFilesError when `localFiles` is false.
    */
-  openForRead?(key: string): Promise<FileHandle>;
-  /** Reads a blob, or one byte range of it. Rejects with BlobNotFoundError for an unknown key. */
+  openFile(key: string): Promise<FileHandle>;
+  /**
+   * Reads a blob, or one byte range of it (inside the blob). BlobNotFoundError for an unknown
+   * key; a read that fails later fails the stream.
+   */
   get(key: string, range?: ByteRange): Promise<Readable>;
-  /** Deletes a blob; deleting a missing blob is not an error. */
+  /** Deletes a blob; deleting a missing blob is not an error. Rejects when the store cannot delete. */
   delete(key: string): Promise<void>;
+  /** Whether a blob is under `key`; rejects only when the store cannot tell. */
   exists(key: string): Promise<boolean>;
-  /** Cheap reachability check for `/readyz`. */
+  /** Cheap reachability check for `/readyz`; rejects when the store is unusable. */
   ping(): Promise<void>;
-  /** Removes partial writes a crash left behind, older than `olderThanMs` (stores that have any). */
-  removeStaleUploads?(olderThanMs: number): Promise<number>;
-  /** Releases connections (stores that hold any). */
-  close?(): Promise<void>;
+  /**
+   * Removes what interrupted puts left behind (temp files, unfinished multipart uploads) older
+   * than `olderThanMs`; resolves with how many it removed.
+   */
+  removeStaleUploads(olderThanMs: number): Promise<number>;
+  /** Releases connections and handles; the store is not used afterwards. */
+  close(): Promise<void>;
 }
 
 const BLOB_KEY = /^[A-Za-z0-9_-]{16,128}$/;

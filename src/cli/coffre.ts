@@ -3,11 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openBlobStore } from '../blobs/open-blob-store.js';
+import { chooseEngine, createContentStore } from '../content/index.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { Keyring } from '../crypto/keyring.js';
 import { MASTER_KEY_FILE, loadMasterKey } from '../crypto/master-key.js';
 import { masterKeyOpens, rewrapBucketKeys, stageMasterKey } from '../crypto/rotate.js';
-import { KEY_BYTES } from '../crypto/stream-cipher.js';
+import { KEY_BYTES } from '../crypto/key-wrap.js';
 import { prepareDatabase, prepareDatabaseWithReport } from '../db/prepare.js';
 import { AppError } from '../errors.js';
 import { accountService } from '../modules/accounts/accounts.service.js';
@@ -32,11 +33,12 @@ Configuration comes from environment variables; see the README.`;
 async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0]) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
   const database = await prepareDatabase(config);
-  const blobs = await openBlobStore(config);
+  const engine = chooseEngine(config.cryptoEngine);
+  const blobs = await openBlobStore(config, engine.durableFiles);
   try {
-    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs, tokens: createTokenCache(database) });
+    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs, content: createContentStore(database.db, blobs, engine), tokens: createTokenCache(database) });
   } finally {
-    await blobs.close?.();
+    await blobs.close();
     await database.close();
   }
 }

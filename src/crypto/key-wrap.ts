@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { KEY_BYTES } from './stream-cipher.js';
+/** Every key of the hierarchy (master, bucket, folder, file, data, link) is an AES-256 key. */
+export const KEY_BYTES = 32;
 
 /**
  * Key wrapping for the key hierarchy (master → bucket → folder → file → data key, and link keys):

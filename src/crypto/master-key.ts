@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { KEY_BYTES } from './stream-cipher.js';
+import { KEY_BYTES } from './key-wrap.js';
 
 export const MASTER_KEY_FILE = 'master.key';
 

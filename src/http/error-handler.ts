@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { CipherFormatError } from '../crypto/segment-codecs.js';
+import { CipherFormatError } from '../content/index.js';
 import { ID_BODY } from '../lib/ids.js';
 
 function send(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetail[]) {

@@ -4,17 +4,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { durableFiles, nativeDurableFiles, nodeFsDurableFiles, type DurableFiles } from '../../src/blobs/fs/durable-files.js';
-import { nativeBuildPath } from '../../src/native.js';
+import { nodeFsDurableFiles, type DurableFiles } from '../../src/blobs/fs/durable-files.js';
+import { chooseEngine } from '../../src/content/choose-engine.js';
+import { requireNativeAddon } from '../support/native.js';
 
-// The native jobs and node:fs must behave alike: the store takes whichever this process has.
-const implementations: [string, DurableFiles][] = [['node:fs', nodeFsDurableFiles]];
-if (nativeDurableFiles) implementations.push(['native', nativeDurableFiles]);
+// The native engine's jobs and node:fs must behave alike: the store takes the engine's.
+requireNativeAddon();
+const implementations: [string, DurableFiles][] = [
+  ['node:fs', nodeFsDurableFiles],
+  ['native', chooseEngine('native').durableFiles],
+];
 
-it('uses the native jobs whenever the addon is built (npm ci builds it; always in CI)', () => {
-  if (process.env.CI === 'true') assert.ok(nativeBuildPath() && nativeDurableFiles, 'CI: the native addon must be built');
-  const forcedOff = process.env.COFFRE_NATIVE_FILES === 'node';
-  assert.equal(durableFiles, nativeBuildPath() && !forcedOff ? nativeDurableFiles : nodeFsDurableFiles);
+it('each engine brings its own durable files', () => {
+  assert.equal(chooseEngine('node').durableFiles, nodeFsDurableFiles);
+  assert.notEqual(chooseEngine('native').durableFiles, nodeFsDurableFiles);
 });
 
 for (const [name, files] of implementations) {

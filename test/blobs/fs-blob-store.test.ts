@@ -6,7 +6,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
-import { nativeDurableFiles, nodeFsDurableFiles } from '../../src/blobs/fs/durable-files.js';
+import { nodeFsDurableFiles } from '../../src/blobs/fs/durable-files.js';
+import { nativeEngine } from '../../src/content/native-engine.js';
+import { requireNativeAddon } from '../support/native.js';
 import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 
@@ -22,9 +24,8 @@ function tempRoot(t: { after(fn: () => void): void }): string {
   return root;
 }
 
-// Small blobs are written by the native addon's jobs when it is built, else through node:fs: both run the contract.
-for (const [name, files] of [['native files', nativeDurableFiles], ['node:fs files', nodeFsDurableFiles]] as const) {
-  if (!files) continue;
+// Small blobs are written by the native engine's jobs or through node:fs: both run the contract.
+for (const [name, files] of [['native files', nativeEngine(requireNativeAddon()).durableFiles], ['node:fs files', nodeFsDurableFiles]] as const) {
   blobStoreContract(`fs (${name})`, async (t) => {
     const root = tempRoot(t);
     return { store: new FsBlobStore(root, { files }), listAll: async () => listFiles(root) };
@@ -49,44 +50,6 @@ describe('FsBlobStore write-behind', () => {
     await assert.rejects(store.put(broken, Readable.from(breaking())), /client gone/);
     assert.equal(await store.exists(broken), false);
     assert.deepEqual(fs.readdirSync(path.join(root, 'tmp')), [], 'the temp file is removed');
-  });
-});
-
-describe('FsBlobStore putFromWriter', () => {
-  it('stores what a writer puts into the temp file, counted by `wrote`; a failing writer or a refused visibility leaves nothing', async (t) => {
-    const root = tempRoot(t);
-    const store = new FsBlobStore(root, { writeBehindBytes: 1 });
-    const data = randomBytes(3 * 1024 * 1024 + 7);
-    const key = newBlobKey();
-    const result = await store.putFromWriter(key, async (file) => {
-      // Out of order, as writes at explicit offsets from several threads may land.
-      const half = 2 * 1024 * 1024;
-      fs.writeSync(file.fd, data, half, data.length - half, half);
-      fs.writeSync(file.fd, data, 0, half, 0);
-      file.wrote(half);
-      file.wrote(data.length - half);
-    });
-    assert.equal(result.size, data.length);
-    assert.ok(Buffer.concat(await (await store.get(key)).toArray()).equals(data));
-    const stat = fs.statSync(listFiles(root).find((f) => f.endsWith(key))!);
-    assert.equal(stat.mode & 0o777, 0o600);
-
-    const failed = newBlobKey();
-    await assert.rejects(
-      store.putFromWriter(failed, async (file) => {
-        fs.writeSync(file.fd, data, 0, 1024, 0);
-        throw new Error('client gone');
-      }),
-      /client gone/,
-    );
-    const refused = newBlobKey();
-    await assert.rejects(
-      store.putFromWriter(refused, async (file) => void fs.writeSync(file.fd, data, 0, 1024, 0), { visibleAfter: Promise.reject(new Error('row not recorded')) }),
-      /row not recorded/,
-    );
-    assert.equal(await store.exists(failed), false);
-    assert.equal(await store.exists(refused), false);
-    assert.deepEqual(fs.readdirSync(path.join(root, 'tmp')), [], 'no temp file is left');
   });
 });
 

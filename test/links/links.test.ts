@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { unwrapKey } from '../../src/crypto/key-wrap.js';
-import { DecryptStream } from '../../src/crypto/stream-cipher.js';
+import { openSealed } from '../support/sealed.js';
 import { DIALECTS, build, client, signUp, type TestUser } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertErrorBody } from '../support/shape.js';
@@ -220,9 +220,7 @@ for (const dialect of DIALECTS) {
         assert.ok(!res.raw.includes(data.subarray(0, 64)), 'the body is ciphertext');
         let k: Buffer = Buffer.from(key, 'base64url');
         for (let i = 0; i < wraps.length; i++) k = unwrapKey(k, wraps[i], ids[i]);
-        const out: Buffer[] = [];
-        await pipeline(Readable.from([res.raw]), new DecryptStream(k), new Writable({ write(c, _e, cb) { out.push(c); cb(); } }));
-        assert.ok(Buffer.concat(out).equals(data));
+        assert.ok(openSealed(k, res.raw).equals(data));
         assert.throws(() => unwrapKey(randomBytes(32), wraps[0], ids[0]));
       }
     });

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { nativeAddon } from '../../native.js';
 import { writeAll } from '../../lib/write-all.js';
 
 // Plain descriptors: a FileHandle (an object tracked for its close, with promise plumbing per
@@ -12,12 +11,10 @@ export const dataSyncFile = promisify(fs.fdatasync);
 export const closeFile = promisify(fs.close);
 
 /**
- * The durable small-file steps of the filesystem store, each one threadpool job when the native
- * addon is built (native/durable-files.c), else the same system calls through node:fs, a job
- * each. A small upload's blob took eight jobs through node:fs (file: open, write, fsync, close,
- * rename; directory: open, fsync, close), each waking a pool thread and then the event loop;
- * on the 2-core bench VM those wake-ups cost more than the calls. With the addon it takes two.
- * `COFFRE_NATIVE_FILES=node` forces node:fs (tests run both).
+ * The durable small-file steps of the filesystem store, given by the crypto engine: one threadpool
+ * job each with the native addon (native/durable-files.c), else the same system calls through
+ * node:fs, a job each (a small blob takes eight: file open, write, fsync, close, rename;
+ * directory open, fsync, close; each wakes a pool thread and then the event loop).
  */
 export interface DurableFiles {
   /**
@@ -50,13 +47,3 @@ export const nodeFsDurableFiles: DurableFiles = {
     }
   },
 };
-
-const native = process.env.COFFRE_NATIVE_FILES === 'node' ? null : nativeAddon;
-
-export const nativeDurableFiles: DurableFiles | null = native && {
-  writeFileDurably: (file, chunks, renameTo) => native.writeFileDurably(file, chunks, renameTo),
-  syncDirectory: (dir) => native.syncDirectory(dir),
-};
-
-/** What this process uses. */
-export const durableFiles: DurableFiles = nativeDurableFiles ?? nodeFsDurableFiles;

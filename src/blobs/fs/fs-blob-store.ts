@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { BlobNotFoundError, assertBlobKey, type BlobFile, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
 import { writeAll } from '../../lib/write-all.js';
-import { closeFile, dataSyncFile, durableFiles, openFile, syncFile, type DurableFiles } from './durable-files.js';
+import { closeFile, dataSyncFile, nodeFsDurableFiles, openFile, syncFile, type DurableFiles } from './durable-files.js';
 import { WriteBehind } from './write-behind.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
@@ -24,7 +24,7 @@ export interface FsBlobStoreOptions {
   writeBehindBytes?: number;
   /** How a directory is made durable (default: fsync of the directory); tests control it. */
   syncDirectory?: (dir: string) => Promise<void>;
-  /** How small blobs are written and directories synced (default: the native addon's when built). */
+  /** How small blobs are written and directories synced (the crypto engine's; default: node:fs). */
   files?: DurableFiles;
 }
 
@@ -35,8 +35,7 @@ export interface FsBlobStoreOptions {
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs';
-  // fs read streams read each chunk into a fresh buffer and forget it once emitted.
-  readonly exclusiveReadChunks = true;
+  readonly localFiles = true;
   private readonly tmpDir: string;
   /** Key-prefix directories being created, so concurrent uploads wait for the same creation. */
   private readonly creating = new Map<string, Promise<void>>();
@@ -48,7 +47,7 @@ export class FsBlobStore implements BlobStore {
 
   constructor(private readonly root: string, options: FsBlobStoreOptions = {}) {
     this.writeBehindBytes = options.writeBehindBytes ?? WRITE_BEHIND_BYTES;
-    this.files = options.files ?? durableFiles;
+    this.files = options.files ?? nodeFsDurableFiles;
     this.directorySyncs = new DirectorySyncs(options.syncDirectory ?? this.files.syncDirectory);
     this.tmpDir = path.join(root, 'tmp');
     fs.mkdirSync(this.tmpDir, { recursive: true });
@@ -78,7 +77,7 @@ export class FsBlobStore implements BlobStore {
     try {
       await fillBatch();
       if (ended) return await this.putSmall(key, batch, batchBytes, options);
-      return await this.putFromWriter(
+      return await this.putFile(
         key,
         async (file) => {
           for (;;) {
@@ -124,12 +123,11 @@ export class FsBlobStore implements BlobStore {
   }
 
   /**
-   * Capability of a store of local files: the blob's bytes are written by `write` into an open
-   * temp file (from any thread: see `OutputFile` in stream-cipher.ts), which is then made durable
-   * and renamed into place as `put` does. `write` resolves once nothing of it can still touch the
-   * descriptor, also when it rejects: the file is closed right after.
+   * The blob's bytes are written by `write` into an open temp file (from any thread), which is
+   * then made durable and renamed into place as `put` does. `write` settles once nothing of it
+   * can still touch the descriptor: the file is closed right after.
    */
-  async putFromWriter(key: string, write: (file: BlobFile) => Promise<void>, options: PutOptions = {}): Promise<PutResult> {
+  async putFile(key: string, write: (file: BlobFile) => Promise<void>, options: PutOptions = {}): Promise<PutResult> {
     const target = this.pathOf(key);
     // Awaited once the bytes are written: a rejection before then is not an unhandled one.
     options.visibleAfter?.catch(() => {});
@@ -220,14 +218,14 @@ export class FsBlobStore implements BlobStore {
     for (let created = dir; created.length >= first.length; created = path.dirname(created)) await this.directorySyncs.sync(path.dirname(created));
   }
 
-  async openForRead(key: string): Promise<FileHandle> {
+  async openFile(key: string): Promise<FileHandle> {
     return fsp.open(this.pathOf(key), 'r').catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'ENOENT' ? new BlobNotFoundError(key) : error;
     });
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
-    const handle = await this.openForRead(key);
+    const handle = await this.openFile(key);
     return handle.createReadStream({ start: range?.start, end: range?.end, highWaterMark: READ_HIGH_WATER_MARK });
   }
 
@@ -247,6 +245,9 @@ export class FsBlobStore implements BlobStore {
   async ping(): Promise<void> {
     await fsp.access(this.root, fs.constants.W_OK);
   }
+
+  /** Nothing to release: every descriptor is closed by its own call or stream. */
+  async close(): Promise<void> {}
 
   /** Removes temp files left by a crash mid-upload (older than `olderThanMs`). */
   async removeStaleUploads(olderThanMs: number): Promise<number> {

@@ -10,7 +10,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { BlobNotFoundError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions } from '../blob-store.js';
+import { BlobNotFoundError, NotLocalFilesError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
+import type { FileHandle } from 'node:fs/promises';
 
 /** Where the S3 store keeps its objects: `s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true`. */
 export interface S3Location {
@@ -42,9 +43,7 @@ const MIN_PART_SIZE = 5 * 1024 * 1024;
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3';
-  // Response chunks are slices of the HTTP socket's read buffers (which also hold other bytes),
-  // not buffers of their own: a reader must copy before moving them to another thread.
-  readonly exclusiveReadChunks = false;
+  readonly localFiles = false;
   readonly client: S3Client;
   private readonly partSize: number;
   private readonly queueSize: number;
@@ -113,6 +112,14 @@ export class S3BlobStore implements BlobStore {
       throw sourceError ?? error;
     }
     return { size };
+  }
+
+  async putFile(): Promise<PutResult> {
+    throw new NotLocalFilesError(this.kind);
+  }
+
+  async openFile(): Promise<FileHandle> {
+    throw new NotLocalFilesError(this.kind);
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {

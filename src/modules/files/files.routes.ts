@@ -94,7 +94,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
               await files.uploadOne(principal, request.params.folderId, {
                 name: part.filename,
                 contentType: normalizeContentType(part.mimetype),
-                // Whole when small (then kept in the database, see files.storage.ts), else streamed.
+                // Whole when small (then kept in the database, see the content core, src/content/), else streamed.
                 body: await readWholeUpTo(part.file, WHOLE_BODY_BYTES),
                 onConflict: request.query.onConflict ?? 'version',
               }),
@@ -140,8 +140,9 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
               contentType: normalizeContentType(request.headers['content-type']),
               body,
               // Node's HTTP parser copies each body chunk into memory of its own (node_http_parser's
-              // on_body), and only this handler reads the request: a streamed body's chunks can move
-              // to the cipher thread as they are. Not so for a request built another way (Fastify's
+              // on_body), and only this handler reads the request: the native engine reads a streamed
+              // body's chunks in place and frees them once sealed (test/http/body-chunks.test.ts
+              // guards the assumption). Not so for a request built another way (Fastify's
               // inject pushes the caller's own buffers), nor for a multipart part (views of busboy's).
               bodyOwnsChunks: body === request.raw && request.raw instanceof IncomingMessage,
               onConflict: request.query.onConflict ?? 'version',

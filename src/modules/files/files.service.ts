@@ -22,7 +22,7 @@ import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';
 import * as repo from './files.repository.js';
-import { awaitDurable, discardBlob, newBlobsWrites, openDecrypted, openStored, storeEncrypted, uploadingBlobRecorder, type StoredContent } from './files.storage.js';
+import type { StoredContent } from '../../content/index.js';
 import { UploadTargets, type UploadTarget } from './upload-targets.cache.js';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'] as const;
@@ -135,7 +135,7 @@ const ONE_FILE = { folders: 0, files: 1 };
 export const fileService = onePerContext(buildFileService);
 
 function buildFileService(ctx: AppContext) {
-  const { db, keyring, blobs, config } = ctx;
+  const { db, keyring, content, config } = ctx;
   const writesTogether = ctx.database.capabilities.writesInOneStatement;
 
   /** A mutation of the trees holding `refs`, serialised with the others on them (see lockTrees). */
@@ -190,7 +190,7 @@ function buildFileService(ctx: AppContext) {
       name: string;
       contentType: string;
       body: Readable | Buffer;
-      /** The body stream's chunks are memory of their own that nothing else reads: they can move to a cipher thread uncopied. */
+      /** The body stream's chunks are memory of their own that nothing else reads (see StoreOptions). */
       bodyOwnsChunks?: boolean;
       onConflict: OnConflict;
     },
@@ -203,13 +203,13 @@ function buildFileService(ctx: AppContext) {
     // stops a stream from being stored in vain past it, which a body already in memory is not.
     const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
     const limits = { maxBytes: config.maxUploadBytes, quotaRemaining: quota, inlineMaxBytes: config.inlineBlobBytes };
-    const stored = await storeEncrypted(db, blobs, recordUploadingBlob, input.body, limits, input.bodyOwnsChunks);
+    const stored = await content.store(input.body, limits, { sourceOwnsChunks: input.bodyOwnsChunks });
     try {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
     } catch (error) {
       uploadTargets.forget(folder.id);
-      await discardBlob(db, blobs, stored);
+      await content.discard(stored);
       throw error;
     }
   }
@@ -235,7 +235,6 @@ function buildFileService(ctx: AppContext) {
    */
   const uploadRecorder = new GroupRunner<StoredUpload, FileRow>(recordUploadGroup, UPLOAD_GROUP_MAX);
   const uploadTargets = new UploadTargets();
-  const recordUploadingBlob = uploadingBlobRecorder(db);
 
   async function recordUploadGroup(uploads: StoredUpload[]): Promise<PromiseSettledResult<FileRow>[]> {
     const results = new Map<StoredUpload, FileRow>();
@@ -293,7 +292,7 @@ function buildFileService(ctx: AppContext) {
     if (rows.size === 0) return new Map();
     const recorded = [...rows.values()];
     const writes: Write[] = [
-      ...newBlobsWrites(trx, [...rows.keys()].map((upload) => upload.stored), now),
+      ...content.recordWrites(trx, [...rows.keys()].map((upload) => upload.stored), now),
       repo.insertFilesWrite(trx, recorded.map((row) => row.file)),
       repo.insertVersionsWrite(trx, recorded.map((row) => row.version)),
     ];
@@ -304,14 +303,14 @@ function buildFileService(ctx: AppContext) {
     }
     // Its lists grow with the group, over tables that grow with every upload: planned each time.
     await writeAll(trx, writesTogether, writes, { plannedEachTime: true });
-    await awaitDurable([...rows.keys()].map((upload) => upload.stored));
+    await content.awaitDurable([...rows.keys()].map((upload) => upload.stored));
     return new Map([...rows].map(([upload, row]) => [upload, row.file]));
   }
 
   /** recordUpload, committed only once the blob's key is durable (its store syncs meanwhile). */
   async function recordDurably(trx: DbOrTrx, upload: StoredUpload): Promise<FileRow> {
     const file = await recordUpload(trx, upload);
-    await awaitDurable([upload.stored]);
+    await content.awaitDurable([upload.stored]);
     return file;
   }
 
@@ -332,7 +331,7 @@ function buildFileService(ctx: AppContext) {
     const folder = await loadFolderFor(trx, principal, upload.folder.id, 'edit');
     requireLiveFolder(folder);
     const holder = await repo.liveNameHolder(trx, folder.id, requestedName);
-    const blobStored = newBlobsWrites(trx, [stored], now);
+    const blobStored = content.recordWrites(trx, [stored], now);
     if (holder.file === undefined && !holder.folderTaken) return insertNewFile(trx, folder, parentKey, requestedName, contentType, stored, now, blobStored);
     if (holder.file && onConflict === 'version') {
       await writeAll(trx, writesTogether, blobStored);
@@ -510,9 +509,9 @@ function buildFileService(ctx: AppContext) {
     // If-Range with another validator: the client's copy is stale, so it gets the whole file.
     const range = options.ifRange && options.ifRange !== etag ? ({ kind: 'none' } as const) : parseRange(options.range, size);
     if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
-    const blob = await openStored(db, blobs, version);
-    if (range.kind === 'range') return { ...base, status: 206, range, body: await openDecrypted(blob, dataKey, size, range) };
-    return { ...base, status: 200, body: await openDecrypted(blob, dataKey, size) };
+    const stored = { blobId: version.blob_id, size, dataKey };
+    if (range.kind === 'range') return { ...base, status: 206, range, body: (await content.open(stored, range)).stream };
+    return { ...base, status: 200, body: (await content.open(stored)).stream };
   }
 
   async function download(

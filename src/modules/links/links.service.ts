@@ -12,10 +12,8 @@ import { newId, randomToken } from '../../lib/ids.js';
 import { hashPassword, verifyPassword } from '../../lib/secrets.js';
 import { formatSize } from '../../lib/size-format.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
-import { storedSizeOf } from '../../blobs/blobs.repository.js';
 import { findFile, findFileByHashName, findVersion } from '../files/files.repository.js';
 import type { DownloadOptions, FileService } from '../files/files.service.js';
-import { openStored } from '../files/files.storage.js';
 import { folderKey } from '../folders/folders.keys.js';
 import { findFolder, keyChain } from '../folders/folders.repository.js';
 import * as repo from './links.repository.js';
@@ -80,7 +78,7 @@ function summary(link: ShareLinkRow) {
 
 /** Share links (API.md §5, DESIGN.md §3): the owner's management routes and the public routes. */
 export function linkService(ctx: AppContext, files: FileService) {
-  const { db, keyring, config, blobs } = ctx;
+  const { db, keyring, config, content } = ctx;
 
   async function loadItem(principal: Principal, kind: LinkKind, itemId: string): Promise<{ item: FileRow | FolderRow; key: Buffer }> {
     if (kind === 'file') {
@@ -320,8 +318,7 @@ export function linkService(ctx: AppContext, files: FileService) {
     if (!version) throw new AppError('VERSION_NOT_FOUND');
     if (link.kind === 'file') await countAccess(link);
     const chain = [{ id: link.id, wrapped: link.key_wrapped }, ...wraps, { id: version.id, wrapped: version.data_key_wrapped }];
-    const size = await storedSizeOf(db, version.blob_id);
-    const { body } = await (await openStored(db, blobs, version)).read();
+    const { stream: body, length: size } = await content.sealed({ blobId: version.blob_id, size: Number(version.size) });
     return { body, size, name: file.name, keyIds: chain.map((c) => c.id), keyChain: chain.map((c) => c.wrapped) };
   }
 

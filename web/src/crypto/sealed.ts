@@ -6,7 +6,7 @@
  * Wrapped key (src/crypto/key-wrap.ts): base64url(nonce 12 | encrypted key 32 | tag 16), AES-256-GCM
  * under the key one level up, the wrapped key's id as associated data.
  *
- * Stream (src/crypto/segment-codecs.ts): header "CFRS" | version 1 | log2(segment size) | 3 zero
+ * Stream (docs/storage-format.md): header "CFRS" | version 1 | log2(segment size) | 3 zero
  * bytes | nonce prefix (7), then segments of `segment size` plaintext bytes + 16-byte tag, the last
  * one possibly shorter (an empty stream still has one). Segment i: AES-256-GCM, nonce = prefix |
  * uint32be(i) | final flag (1 on the last segment, else 0), associated data = the 16-byte header.

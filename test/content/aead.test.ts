@@ -1,17 +1,23 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { aeadImplementation, segmentAead, type AeadImplementation } from '../../src/crypto/aes-gcm.js';
-import { nativeBuildPath } from '../../src/native.js';
+import { chooseEngine } from '../../src/content/choose-engine.js';
+import type { SegmentAead } from '../../src/content/aead.js';
+import { requireNativeAddon } from '../support/native.js';
 
-// Both implementations of the segment AEAD must agree byte for byte, with each other and with
-// node:crypto used directly, or blobs written by one would not open under the other.
-const implementations: AeadImplementation[] = aeadImplementation === 'native' ? ['native', 'node:crypto'] : ['node:crypto'];
+// Both engines' segment AEADs must agree byte for byte, with each other and with node:crypto
+// used directly, or blobs written by one would not open under the other.
+const implementations = ['native', 'node'] as const;
+const segmentAead = (key: Buffer, implementation: (typeof implementations)[number]): SegmentAead => {
+  if (implementation === 'native') requireNativeAddon();
+  return chooseEngine(implementation).aead(key);
+};
 
-test('the native AES-256-GCM is used whenever it was built (npm ci builds it; always in CI)', () => {
-  if (process.env.CI === 'true') assert.ok(nativeBuildPath(), 'CI: scripts/build-native.mjs must have built native/build/Release/coffre_native.node');
-  const forcedOff = process.env.COFFRE_AES_GCM === 'node';
-  assert.equal(aeadImplementation, nativeBuildPath() && !forcedOff ? 'native' : 'node:crypto');
+test('auto takes the native engine whenever the addon is built (npm ci builds it), and node is always available', () => {
+  requireNativeAddon();
+  assert.equal(chooseEngine('auto').name, 'native');
+  assert.equal(chooseEngine('native').name, 'native');
+  assert.equal(chooseEngine('node').name, 'node');
 });
 
 function reference(key: Buffer, nonce: Buffer, aad: Buffer, plaintext: Buffer): Buffer {
@@ -93,7 +99,7 @@ for (const implementation of implementations) {
       assert.throws(() => aead.seal(nonce, aad, randomBytes(100), Buffer.alloc(115), 0));
       assert.throws(() => aead.seal(nonce, aad, randomBytes(100), Buffer.alloc(200), 100));
       assert.throws(() => aead.open(nonce, aad, reference(key, nonce, aad, randomBytes(100)), Buffer.alloc(99), 0));
-      assert.throws(() => segmentAead(randomBytes(16), implementation).seal(nonce, aad, Buffer.alloc(1), Buffer.alloc(17), 0));
+      assert.throws(() => segmentAead(randomBytes(16), implementation).seal(nonce, aad, Buffer.alloc(1), Buffer.alloc(17), 0), /32 bytes/);
     });
   });
 }

@@ -7,24 +7,26 @@ import path from 'node:path';
 import { Readable, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
+import { nodeAead } from '../../src/content/aead.js';
+import { CodecStream } from '../../src/content/codec-stream.js';
+import { Opener, RangeOpener, Sealer } from '../../src/content/codecs.js';
+import type { CryptoEngineName } from '../../src/content/engine.js';
 import {
   CipherFormatError,
-  DecryptStream as BaseDecryptStream,
-  EncryptStream as BaseEncryptStream,
   FORMAT_VERSION,
   HEADER_BYTES,
   MAGIC,
-  RangeDecryptStream as BaseRangeDecryptStream,
   TAG_BYTES,
-  type CipherStreamOptions,
   type SegmentRange,
   type StreamHeader,
+  newHeader,
   parseHeader,
   sealedSize,
   segmentOffset,
   segmentRange,
-  threadSpecs,
-} from '../../src/crypto/stream-cipher.js';
+} from '../../src/content/format.js';
+import { nativeEngine } from '../../src/content/native-engine.js';
+import { requireNativeAddon } from '../support/native.js';
 import { prng } from '../support/prng.js';
 
 const SEG = 65536;
@@ -88,20 +90,6 @@ function spyOnPush(stream: Transform): Buffer[] {
   return seen;
 }
 
-async function inTempDir(work: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'coffre-into-'));
-  try {
-    await work(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** Resolves once a stream has closed, failed or not. */
-function closed(stream: Transform): Promise<void> {
-  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
-}
-
 function collector(out: Buffer[]): Writable {
   return new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -117,30 +105,36 @@ async function run(stream: Transform, input: Buffer, chunking: Chunking = WHOLE)
   return Buffer.concat(out);
 }
 
-test('a sealing stream hashes on a second thread when the pool has one', () => {
-  const seal = { kind: 'seal' as const, key: new Uint8Array(32), segmentLog2: 16, hash: true };
-  assert.deepEqual(threadSpecs(seal, { threads: 2 }), [{ ...seal, hash: false }, { kind: 'hash' }]);
-  assert.deepEqual(threadSpecs(seal, { threads: 1 }), [seal]);
-  assert.deepEqual(threadSpecs({ ...seal, hash: false }, { threads: 2 }), [{ ...seal, hash: false }]);
-  const open = { kind: 'open' as const, key: new Uint8Array(32) };
-  assert.deepEqual(threadSpecs(open, { threads: 2 }), [open]);
-});
+/** The segment AEAD of an engine (the codecs run on the event loop with either). */
+function aeadOf(engine: CryptoEngineName): (key: Buffer) => ReturnType<typeof nodeAead> {
+  return engine === 'node' ? nodeAead : nativeEngine(requireNativeAddon()).aead;
+}
 
-/** Every suite below runs twice: crypto in-process, and on a cipher worker thread. */
-function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
-  class EncryptStream extends BaseEncryptStream {
-    constructor(key: Buffer, segmentLog2?: number) {
-      super(key, segmentLog2, { offload });
+/** Every suite below runs twice: the codecs over each engine's AEAD. */
+function suite(engine: CryptoEngineName) {
+  const aead = aeadOf(engine);
+  class EncryptStream extends CodecStream {
+    private readonly sealer: Sealer;
+    constructor(key: Buffer, segmentLog2?: number, options: { checkInput?: (bytes: number) => void } = {}) {
+      const sealer = new Sealer(aead(key), newHeader(segmentLog2), { hash: true });
+      super(sealer, options);
+      this.sealer = sealer;
+    }
+    get plaintextBytes(): number {
+      return this.inputBytes;
+    }
+    get checksum(): string | undefined {
+      return this.sealer.checksum;
     }
   }
-  class DecryptStream extends BaseDecryptStream {
+  class DecryptStream extends CodecStream {
     constructor(key: Buffer) {
-      super(key, { offload });
+      super(new Opener(aead(key)));
     }
   }
-  class RangeDecryptStream extends BaseRangeDecryptStream {
+  class RangeDecryptStream extends CodecStream {
     constructor(key: Buffer, header: StreamHeader, range: SegmentRange) {
-      super(key, header, range, { offload });
+      super(new RangeOpener(aead(key), header, range));
     }
   }
 
@@ -184,7 +178,7 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     return copy;
   }
 
-  describe(`stream cipher: format (${offload})`, () => {
+  describe(`stream cipher: format (${engine})`, () => {
     test('sealedSize counts the header and one tag per segment (an empty stream has one segment)', () => {
       assert.equal(sealedSize(0), HEADER_BYTES + TAG_BYTES);
       assert.equal(sealedSize(1), HEADER_BYTES + 1 + TAG_BYTES);
@@ -244,7 +238,7 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     });
   });
 
-  describe(`stream cipher: round trips (${offload})`, () => {
+  describe(`stream cipher: round trips (${engine})`, () => {
     const key = randomBytes(32);
     const sizes = [0, 1, 65535, 65536, 65537, 2 * SEG, 3 * SEG + 100];
     for (const size of sizes) {
@@ -277,8 +271,7 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     test('checkInput sees the running byte count, and its error fails the stream before that chunk is taken', async () => {
       const seen: number[] = [];
       const limit = 3 * SEG + 10;
-      const enc = new BaseEncryptStream(key, undefined, {
-        offload,
+      const enc = new EncryptStream(key, undefined, {
         checkInput: (bytes) => {
           seen.push(bytes);
           if (bytes > limit) throw new Error('over the limit');
@@ -290,125 +283,17 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
       assert.equal(enc.plaintextBytes, 3 * SEG, 'the refused chunk was not taken');
     });
 
-    test('the plaintext checksum (hashed on a thread of its own when offloaded) is its SHA-256', async () => {
+    test('the plaintext checksum is its SHA-256', async () => {
       for (const size of [0, 1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
         const plaintext = randomBytes(size);
         for (const chunking of BIG_CHUNKINGS) {
-          const enc = new BaseEncryptStream(key, undefined, { offload, checksum: true });
+          const enc = new EncryptStream(key);
           const ciphertext = await run(enc, plaintext, chunking);
           assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`, `${size} bytes, ${chunking.name}`);
           assert.ok((await decrypt(key, ciphertext)).equals(plaintext));
         }
       }
     });
-
-    test('owned input (an HTTP body): whole chunks move to the cipher thread uncopied, and the checksum is right', async () => {
-      for (const size of [1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
-        const plaintext = randomBytes(size);
-        // Chunks of memory of their own, as Node's HTTP parser gives a request body.
-        const chunks: Buffer[] = [];
-        for (let at = 0; at < size; at += 65524) {
-          const chunk = Buffer.alloc(Math.min(65524, size - at));
-          plaintext.copy(chunk, 0, at);
-          chunks.push(chunk);
-        }
-        assert.ok(chunks.every((c) => c.byteOffset === 0 && c.byteLength === c.buffer.byteLength));
-        const enc = new BaseEncryptStream(key, undefined, { offload, checksum: true, ownsInput: true });
-        const out: Buffer[] = [];
-        await pipeline(Readable.from(chunks), enc, collector(out));
-        assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`, `${size} bytes`);
-        assert.ok((await decrypt(key, Buffer.concat(out))).equals(plaintext), `${size} bytes`);
-        // On a worker, each chunk moved there (detached here); in-process, none was touched.
-        const moved = chunks.filter((c) => c.byteLength === 0).length;
-        assert.equal(moved, offload === 'worker' ? chunks.length : 0, `${size} bytes: ${moved} of ${chunks.length} chunks moved`);
-      }
-    });
-
-    test('into a file: the output is written there (from the cipher thread on a worker), reported in order, and nothing is emitted', async () => {
-      await inTempDir(async (dir) => {
-        for (const size of [0, 1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
-          const plaintext = randomBytes(size);
-          const file = path.join(dir, `out-${size}`);
-          const fd = openSync(file, 'w');
-          const reported: number[] = [];
-          const enc = new BaseEncryptStream(key, undefined, { offload, checksum: true, into: { fd, wrote: (bytes) => reported.push(bytes) } });
-          const emitted = spyOnPush(enc);
-          await pipeline(Readable.from(chunksOf(plaintext, randomSizes(size))), enc);
-          await closed(enc);
-          closeSync(fd);
-          const stored = await readFile(file);
-          assert.equal(stored.length, sealedSize(size), `${size} bytes`);
-          assert.equal(reported.reduce((a, b) => a + b, 0), stored.length, `${size} bytes: reported writes add up to the file`);
-          assert.equal(Buffer.concat(emitted).length, 0, 'nothing on the readable side');
-          assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`);
-          assert.ok((await decrypt(key, stored)).equals(plaintext), `${size} bytes`);
-        }
-      });
-    });
-
-    for (const checksum of [false, true]) {
-      test(`into a file: a stream destroyed mid-way closes only once nothing of it can write there any more${checksum ? ' (hashing too, on a second thread)' : ''}`, async () => {
-        await inTempDir(async (dir) => {
-          const file = path.join(dir, 'cut');
-          const fd = openSync(file, 'w');
-          let reported = 0;
-          const source = new Readable({ read() {} });
-          // The client goes away as soon as a first batch is written, with the next ones in flight.
-          const enc = new BaseEncryptStream(key, undefined, {
-            offload,
-            checksum,
-            into: {
-              fd,
-              wrote: (bytes) => {
-                if (reported === 0) setImmediate(() => source.destroy(new Error('client gone')));
-                reported += bytes;
-              },
-            },
-          });
-          let sizeAtClose = -1;
-          enc.once('close', () => (sizeAtClose = fstatSync(fd).size));
-          const piped = pipeline(source, enc);
-          for (let i = 0; i < 80; i++) source.push(randomBytes(64 * 1024));
-          await assert.rejects(piped, /client gone/);
-          await closed(enc);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          assert.equal(fstatSync(fd).size, sizeAtClose, 'no write landed after the close');
-          assert.ok(reported > 0 && reported <= sizeAtClose);
-          closeSync(fd);
-        });
-      });
-    }
-
-    for (const checksum of [false, true]) {
-      test(`into a file: a failing write fails the stream with its error, and so does a \`wrote\` that throws${checksum ? ' (hashing too, on a second thread)' : ''}`, async () => {
-        await inTempDir(async (dir) => {
-          const file = path.join(dir, 'ro');
-          writeFileSync(file, '');
-          // Opened for reading only: every write to it fails with EBADF.
-          const readOnly = openSync(file, 'r');
-          const plaintext = randomBytes(3 * 1024 * 1024);
-          const failing = new BaseEncryptStream(key, undefined, { offload, checksum, into: { fd: readOnly, wrote: () => {} } });
-          await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), failing), { code: 'EBADF' });
-          await closed(failing);
-          closeSync(readOnly);
-
-          const fd = openSync(path.join(dir, 'w'), 'w');
-          const refusing = new BaseEncryptStream(key, undefined, {
-            offload,
-            checksum,
-            into: {
-              fd,
-              wrote: () => {
-                throw new Error('the disk sync failed');
-              },
-            },
-          });
-          await assert.rejects(pipeline(Readable.from(chunksOf(plaintext, K64)), refusing), /the disk sync failed/);
-          await closed(refusing);
-          closeSync(fd);
-        });
-      });
-    }
 
     test('two encryptions of the same plaintext differ (random nonce prefix)', async () => {
       for (const size of [0, 1, SEG + 1]) {
@@ -435,7 +320,7 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     });
   });
 
-  describe(`stream cipher: back-pressure (${offload})`, () => {
+  describe(`stream cipher: back-pressure (${engine})`, () => {
     test('a slow reader holds the writer back: 64 MiB go through with a few MiB in memory', async () => {
       const key = randomBytes(32);
       const total = 64 * 1024 * 1024;
@@ -464,7 +349,7 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     });
   });
 
-  describe(`stream cipher: tampering is detected and no unauthenticated plaintext is emitted (${offload})`, () => {
+  describe(`stream cipher: tampering is detected and no unauthenticated plaintext is emitted (${engine})`, () => {
     const key = randomBytes(32);
     const plaintext = randomBytes(3 * SEG + 100); // segments 0..2 full, segment 3 final with 100 bytes
     const exact = randomBytes(3 * SEG); // segments 0..2 full, segment 2 final
@@ -568,11 +453,8 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     test('a wrong key: nothing is emitted', async () => {
       await expectTamperDetected(randomBytes(32), ciphertext, plaintext, 0, ALL_CHUNKINGS);
       await expectTamperDetected(randomBytes(32), await encrypt(key, Buffer.alloc(0)), Buffer.alloc(0), 0, [WHOLE]);
-      // A key of the wrong length fails as a stream error (from node:crypto), emitting nothing.
-      const stream = new DecryptStream(randomBytes(16));
-      const seen = spyOnPush(stream);
-      await assert.rejects(pipeline(Readable.from(chunksOf(ciphertext, K64)), stream, collector([])));
-      assert.equal(seen.length, 0);
+      // A key of the wrong length is refused before any stream exists.
+      assert.throws(() => new DecryptStream(randomBytes(16)), /32 bytes/);
     });
 
     test('an empty stream with a damaged tag fails', async () => {
@@ -582,7 +464,7 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
     });
   });
 
-  describe(`stream cipher: ranged decryption (${offload})`, () => {
+  describe(`stream cipher: ranged decryption (${engine})`, () => {
     const key = randomBytes(32);
     const size = 3 * SEG + 100;
     const plaintext = randomBytes(size);
@@ -748,4 +630,4 @@ function suite(offload: NonNullable<CipherStreamOptions['offload']>) {
   });
 }
 
-for (const offload of ['inline', 'worker'] as const) suite(offload);
+for (const engine of ['node', 'native'] as const) suite(engine);

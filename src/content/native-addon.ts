@@ -2,20 +2,20 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /**
- * Coffre's optional native addon (native/module.c), built by `npm ci`. Every user of it has a
- * JavaScript path doing the same work, taken when the build is absent.
+ * Coffre's optional native addon (native/module.c), built by `npm ci`: the `native` crypto engine
+ * (native-engine.ts). The `node` engine does the same work with node:crypto and node:fs.
  */
 export interface NativeAddon {
-  /** AES-256-GCM (native/aes-gcm.c; see src/crypto/aes-gcm.ts). */
+  /** AES-256-GCM (native/aes-gcm.c; see native-engine.ts). */
   context(key: Buffer): object;
   seal(context: object, nonce: Buffer, aad: Buffer, input: Buffer | Buffer[], out: Buffer, at: number): number;
   open(context: object, nonce: Buffer, aad: Buffer, input: Buffer, out: Buffer, at: number): number;
   /** Durable files, one threadpool job each (native/durable-files.c; see src/blobs/fs/durable-files.ts). */
   writeFileDurably(path: string, chunks: Uint8Array[], renameTo?: string): Promise<void>;
   syncDirectory(path: string): Promise<void>;
-  /** A run of a blob file's sealed segments read and opened as one threadpool job (native/read-open.c; see src/crypto/file-decrypt-stream.ts). */
+  /** A run of a blob file's sealed segments read and opened as one threadpool job (native/read-open.c; see file-decrypt-stream.ts). */
   readOpen(fd: number, position: number, storedBytes: number, key: Buffer, header: Buffer, firstIndex: number, finalIndex: number, staging: Buffer, out: Buffer): Promise<number>;
-  /** A run of segments sealed and written into a blob file as one threadpool job, and SHA-256 on the threadpool (native/seal-write.c; see src/crypto/file-encrypt-stream.ts). */
+  /** A run of segments sealed and written into a blob file as one threadpool job, and SHA-256 on the threadpool (native/seal-write.c; see file-encrypt-stream.ts). */
   sealWrite(fd: number, position: number, key: Buffer, header: Buffer, firstIndex: number, final: boolean, chunks: Uint8Array[], withHeader: boolean): Promise<number>;
   detachBuffers(buffers: ArrayBuffer[]): number;
   sha256(): object;
@@ -23,19 +23,22 @@ export interface NativeAddon {
   sha256Digest(context: object): Buffer;
 }
 
-/** Where scripts/build-native.mjs leaves the build, seen from src or dist/src; null when it is absent. */
+/** Where scripts/build-native.mjs leaves the build, seen from src/content or dist/src/content; null when it is absent. */
 export function nativeBuildPath(): string | null {
-  for (const relative of ['../native/build/Release/coffre_native.node', '../../native/build/Release/coffre_native.node']) {
+  for (const relative of ['../../native/build/Release/coffre_native.node', '../../../native/build/Release/coffre_native.node']) {
     const file = new URL(relative, import.meta.url).pathname;
     if (existsSync(file)) return file;
   }
   return null;
 }
 
-function load(): NativeAddon | null {
-  const file = nativeBuildPath();
-  return file ? (createRequire(import.meta.url)(file) as NativeAddon) : null;
-}
+let loaded: NativeAddon | null | undefined;
 
-/** The addon, or null when it was not built. */
-export const nativeAddon: NativeAddon | null = load();
+/** The addon, loaded on first use; null when it was not built. */
+export function loadNativeAddon(): NativeAddon | null {
+  if (loaded === undefined) {
+    const file = nativeBuildPath();
+    loaded = file ? (createRequire(import.meta.url)(file) as NativeAddon) : null;
+  }
+  return loaded;
+}

@@ -1,11 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
-import { OutgoingMessage } from 'node:http';
-import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { streamGarbage } from '../lib/gc.js';
-import { nativeAddon } from '../native.js';
-import { aeadImplementation } from './aes-gcm.js';
-import { CipherFormatError, TAG_BYTES, segmentOffset, type SegmentRange, type StreamHeader } from './segment-codecs.js';
+import { CipherFormatError, TAG_BYTES, segmentOffset, type SegmentRange, type StreamHeader } from './format.js';
+import type { NativeAddon } from './native-addon.js';
 
 /**
  * Plaintext read from a blob file in jobs of about this much, each one read and opened on libuv's
@@ -20,31 +16,16 @@ const JOB_PLAIN_BYTES = 1024 * 1024;
  */
 const MAX_JOBS = 2;
 
-const native = aeadImplementation === 'native' ? nativeAddon : null;
-
-/** Whether blob files can be decrypted on the threadpool (the native addon is built and in use). */
-export const fileDecryptAvailable = native !== null;
-
 interface Job {
   staging: Buffer;
-  /** The whole output buffer; `opened` its part this job fills. */
-  out: Buffer;
+  /** Where the job writes the plaintext it opens. */
   opened: Buffer;
   settled: boolean;
   error?: Error;
 }
 
-/** What the stream is piped into, as far as recycling needs it (an HTTP response, a socket). */
-interface Sink {
-  readonly writableLength: number;
-  readonly destroyed?: boolean;
-}
-
-/** Output buffers sent and not yet known to be written out, kept for reuse (older ones become garbage). */
-const MAX_SENT = 4;
-
 /**
- * The plaintext of a range of a blob file's segments, decrypted without a cipher thread: the
+ * The plaintext of a range of a blob file's segments, decrypted on libuv's threadpool: the
  * event loop only queues jobs and pushes what they opened. Emits exactly the range's plaintext,
  * authenticated; a segment that does not authenticate (or a file shorter than the range needs)
  * fails the stream before anything of it is pushed. Owns `handle`: closes it when it ends or is
@@ -53,14 +34,6 @@ const MAX_SENT = 4;
 export class FileDecryptStream extends Readable {
   private readonly jobs: Job[] = [];
   private readonly spareStaging: Buffer[] = [];
-  /** Output buffers pushed, oldest first, with the stream offset where their bytes end. */
-  private readonly sent: { buffer: Buffer; end: number }[] = [];
-  private pushedBytes = 0;
-  /** The one destination this stream is piped into; null when there is none or several. */
-  private sink: Sink | null = null;
-  private pipes = 0;
-  /** Output buffers reused once written out (for tests). */
-  recycled = 0;
   private readonly segmentsPerJob: number;
   private readonly finalIndex: number;
   private nextSegment: number;
@@ -71,6 +44,7 @@ export class FileDecryptStream extends Readable {
   private closing: (() => void) | null = null;
 
   constructor(
+    private readonly native: NativeAddon,
     private readonly handle: FileHandle,
     private readonly key: Buffer,
     private readonly header: StreamHeader,
@@ -78,25 +52,11 @@ export class FileDecryptStream extends Readable {
   ) {
     // Pushed chunks are whole jobs; one waiting in the buffer is enough to keep the socket busy.
     super({ highWaterMark: JOB_PLAIN_BYTES });
-    if (!native) throw new Error('FileDecryptStream needs the native addon');
     this.segmentsPerJob = Math.max(1, Math.floor(JOB_PLAIN_BYTES / header.segmentSize));
     this.finalIndex = range.totalSegments - 1;
     this.nextSegment = range.firstSegment;
     this.toSkip = range.skip;
     this.remaining = range.length;
-  }
-
-  /**
-   * Remembers the destination when it is an HTTP response or a socket, so that output buffers can
-   * be reused once it has written them out (see `outputBuffer`). Into anything else (a transform
-   * whose `writableLength` no longer counts what it has passed on), or into several, buffers are
-   * never reused.
-   */
-  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
-    this.pipes++;
-    const final = destination instanceof OutgoingMessage || destination instanceof Socket;
-    this.sink = this.pipes === 1 && final ? (destination as unknown as Sink) : null;
-    return super.pipe(destination, options);
   }
 
   override _read(): void {
@@ -128,15 +88,13 @@ export class FileDecryptStream extends Readable {
     const end = last === this.range.lastSegment ? this.range.storedEnd + 1 : segmentOffset(last + 1, segmentSize);
     const storedBytes = end - position;
     const plainBytes = storedBytes - (last - first + 1) * TAG_BYTES;
-    const out = this.outputBuffer(plainBytes);
     const job: Job = {
       staging: this.spareStaging.pop() ?? Buffer.allocUnsafeSlow(this.segmentsPerJob * (segmentSize + TAG_BYTES)),
-      out,
-      opened: out.subarray(0, plainBytes),
+      opened: Buffer.allocUnsafeSlow(plainBytes),
       settled: false,
     };
     this.jobs.push(job);
-    native!.readOpen(this.handle.fd, position, storedBytes, this.key, this.header.bytes, first, this.finalIndex, job.staging, job.opened).then(
+    this.native.readOpen(this.handle.fd, position, storedBytes, this.key, this.header.bytes, first, this.finalIndex, job.staging, job.opened).then(
       (opened) => {
         if (opened !== job.opened.length) job.error = new CipherFormatError('stored stream is shorter than expected');
         this.settle(job);
@@ -164,13 +122,6 @@ export class FileDecryptStream extends Readable {
       }
       const plain = this.trim(done.opened);
       if (plain.length === 0) continue;
-      this.pushedBytes += plain.length;
-      this.sent.push({ buffer: done.out, end: this.pushedBytes });
-      if (this.sent.length > MAX_SENT) {
-        // Not known to be written out yet: left to the collector, counted so that it runs (see
-        // gc.ts; uncounted, a download's buffers waited for V8's own collection, tens of MB).
-        streamGarbage.add(this.sent.shift()!.buffer.length);
-      }
       if (!this.push(plain)) this.wanted = false;
     }
     if (this.jobs.length === 0 && this.nextSegment > this.range.lastSegment) {
@@ -178,28 +129,6 @@ export class FileDecryptStream extends Readable {
       return;
     }
     this.queueJobs();
-  }
-
-  /**
-   * A buffer for `bytes` of a job's plaintext: the oldest one sent, once the destination has
-   * written it out (and when it is large enough), else a new one. Written out means: of the bytes pushed, those still in this stream's buffer
-   * and those the destination still holds (its `writableLength`, which for a socket counts a
-   * write until the kernel has taken all of it, and for an HTTP response adds what it holds
-   * itself) leave a count of bytes gone that reaches the buffer's end. Reusing buffers spares the
-   * event loop a young collection every few MiB, and the memory's churn.
-   */
-  private outputBuffer(bytes: number): Buffer {
-    const oldest = this.sent[0];
-    const sink = this.sink;
-    if (oldest && oldest.buffer.length >= bytes && sink && !sink.destroyed) {
-      const gone = this.pushedBytes - this.readableLength - sink.writableLength;
-      if (oldest.end <= gone) {
-        this.sent.shift();
-        this.recycled++;
-        return oldest.buffer;
-      }
-    }
-    return Buffer.allocUnsafeSlow(bytes);
   }
 
   /** The part of a job's plaintext inside the range. */

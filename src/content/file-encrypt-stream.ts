@@ -1,9 +1,8 @@
 import { Writable } from 'node:stream';
-import { streamGarbage } from '../lib/gc.js';
-import { nativeAddon } from '../native.js';
-import { aeadImplementation } from './aes-gcm.js';
-import { DEFAULT_SEGMENT_LOG2, HEADER_BYTES, KEY_BYTES, TAG_BYTES, newHeader, type StreamHeader } from './segment-codecs.js';
-import type { OutputFile } from './stream-cipher.js';
+import type { BlobFile } from '../blobs/blob-store.js';
+import { KEY_BYTES } from '../crypto/key-wrap.js';
+import { DEFAULT_SEGMENT_LOG2, HEADER_BYTES, TAG_BYTES, newHeader, type StreamHeader } from './format.js';
+import type { NativeAddon } from './native-addon.js';
 
 /**
  * Plaintext sealed and written per job, about: each job seals its segments and writes them into
@@ -21,13 +20,10 @@ const MAX_RUNS = 8;
 /** Input waiting in the stream's own buffer before the writer is asked to wait. */
 const HIGH_WATER_MARK = 512 * 1024;
 
-const native = aeadImplementation === 'native' ? nativeAddon : null;
-
-/** Whether uploads into files can be encrypted on the threadpool (the native addon is built and in use). */
-export const fileEncryptAvailable = native !== null;
-
 export interface FileEncryptOptions {
   segmentLog2?: number;
+  /** Fixed only by the test vectors; random otherwise. */
+  noncePrefix?: Buffer;
   /**
    * Each input chunk is memory of its own that nothing else uses once written here (an HTTP
    * request's body chunks): jobs read it in place, and a chunk filling its whole ArrayBuffer is
@@ -55,8 +51,6 @@ interface Run {
   bytes: number;
   /** Memory of chunks that end in this run, freed once it is done (and every run before it). */
   memory: ArrayBuffer[];
-  /** Bytes of it in memory this stream cannot free itself. */
-  garbage: number;
   sealed: boolean;
   hashed: boolean;
 }
@@ -82,7 +76,7 @@ function copied(chunk: Buffer): PendingChunk {
 
 /**
  * Encrypts a plaintext stream into the stored format (header, then sealed segments) written into
- * a file from offset 0, without a cipher thread: the event loop only cuts the input into runs of
+ * a file from offset 0 on libuv's threadpool: the event loop only cuts the input into runs of
  * whole segments and queues two kinds of threadpool jobs over them, in place: one seals a run and
  * writes it at its offset (several may run at once), the other adds it to the SHA-256 of the
  * plaintext (one at a time, in order). `checksum` is `sha256:<hex>` once the stream has finished.
@@ -117,17 +111,14 @@ export class FileEncryptStream extends Writable {
   checksum: string | undefined;
 
   constructor(
+    private readonly native: NativeAddon,
     private readonly key: Buffer,
-    private readonly into: OutputFile,
+    private readonly into: BlobFile,
     options: FileEncryptOptions = {},
   ) {
     super({ highWaterMark: HIGH_WATER_MARK });
-    if (!native) throw new Error('FileEncryptStream needs the native addon');
     if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
-    const segmentLog2 = options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2;
-    // What the stored format allows (parseHeader).
-    if (!Number.isInteger(segmentLog2) || segmentLog2 < 10 || segmentLog2 > 24) throw new RangeError('segmentLog2 must be from 10 to 24');
-    this.header = newHeader(segmentLog2);
+    this.header = newHeader(options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2, options.noncePrefix);
     this.segmentSize = this.header.segmentSize;
     this.runSegments = Math.max(1, Math.floor(JOB_BYTES / this.segmentSize));
     this.ownsInput = options.ownsInput ?? false;
@@ -178,7 +169,7 @@ export class FileEncryptStream extends Writable {
 
   /** Takes the first `bytes` of the pending input as a run, and queues its sealing and hashing. */
   private startRun(bytes: number, final: boolean): void {
-    const run: Run = { chunks: [], bytes, memory: [], garbage: 0, sealed: false, hashed: false };
+    const run: Run = { chunks: [], bytes, memory: [], sealed: false, hashed: false };
     let taken = 0;
     while (taken < bytes) {
       const chunk = this.pending[0];
@@ -187,7 +178,6 @@ export class FileEncryptStream extends Writable {
         this.pending.shift();
         run.chunks.push(chunk.view);
         if (chunk.memory) run.memory.push(chunk.memory);
-        else run.garbage += chunk.view.length;
         taken += chunk.view.length;
       } else {
         run.chunks.push(chunk.view.subarray(0, want));
@@ -212,7 +202,7 @@ export class FileEncryptStream extends Writable {
     this.jobs.push(job);
     let sealed: Promise<number>;
     try {
-      sealed = native!.sealWrite(this.into.fd, position, this.key, this.header.bytes, this.nextSegment, final, run.chunks, withHeader);
+      sealed = this.native.sealWrite(this.into.fd, position, this.key, this.header.bytes, this.nextSegment, final, run.chunks, withHeader);
     } catch (error) {
       // Not queued (arguments out of range): nothing runs, the stream fails.
       sealed = Promise.reject(error as Error);
@@ -235,7 +225,7 @@ export class FileEncryptStream extends Writable {
     if (this.hashing || this.toHash.length === 0 || this.destroyed) return;
     const runs = this.toHash.splice(0);
     this.hashing = true;
-    native!.sha256Update(this.hash, runs.flatMap((run) => run.chunks)).then(
+    this.native.sha256Update(this.hash, runs.flatMap((run) => run.chunks)).then(
       () => {
         this.hashing = false;
         for (const run of runs) run.hashed = true;
@@ -281,13 +271,11 @@ export class FileEncryptStream extends Writable {
    * Left to V8, a body chunk that happened to live through two young collections was freed only
    * by a full one: 30-40 MB of them per GiB uploaded, which either raised the peak RSS or, with
    * the old generation's limit near a small heap, made V8 run full collections back to back.
-   * Input this stream cannot free (views it does not own) is counted as garbage (see gc.ts).
    */
   private release(): void {
     while (this.runs[0]?.sealed && this.runs[0].hashed) {
       const run = this.runs.shift()!;
-      if (run.memory.length > 0) native!.detachBuffers(run.memory);
-      if (run.garbage > 0) streamGarbage.add(run.garbage);
+      if (run.memory.length > 0) this.native.detachBuffers(run.memory);
     }
     const waiting = this.waiting;
     if (waiting && this.runs.length < MAX_RUNS) {
@@ -301,7 +289,7 @@ export class FileEncryptStream extends Writable {
     if (!this.finishing || this.runs.length > 0 || this.jobs.length > 0 || this.hashing) return;
     const finishing = this.finishing;
     this.finishing = null;
-    this.checksum = `sha256:${native!.sha256Digest(this.hash).toString('hex')}`;
+    this.checksum = `sha256:${this.native.sha256Digest(this.hash).toString('hex')}`;
     finishing();
   }
 }

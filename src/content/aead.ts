@@ -1,18 +1,17 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { nativeAddon } from '../native.js';
+import { KEY_BYTES } from '../crypto/key-wrap.js';
+import { TAG_BYTES } from './format.js';
 
 /**
- * AES-256-GCM of one segment, for the segment codecs: the native build when it is there (see
- * native/aes-gcm.c: one context per stream keeps the expanded key and writes into the caller's
- * buffer, 4.4 GB/s per thread on the 2-core bench VM), else node:crypto, which computes the same
- * bytes with a cipher object, a key expansion, an output buffer and a copy per segment. Both
- * produce and accept exactly the same stored format (tests check each against the other).
+ * AES-256-GCM of one segment, as the codecs use it. Each engine brings one (node:crypto, or the
+ * native addon, which keeps the expanded key per stream and writes into the caller's buffer);
+ * both produce and accept exactly the same bytes (test/content/storage-format-vectors.test.ts).
  */
 export interface SegmentAead {
   /**
    * Seals `plaintext` (one buffer, or pieces sealed as their concatenation: a segment straddling
-   * input chunks, up to 16 pieces) into `out` at `at`: ciphertext, then the 16-byte tag. Returns
-   * the bytes written.
+   * input chunks, up to MAX_PIECES) into `out` at `at`: ciphertext, then the 16-byte tag.
+   * Returns the bytes written. Throws RangeError when `out` has no room.
    */
   seal(nonce: Buffer, aad: Buffer, plaintext: Buffer | Buffer[], out: Buffer, at: number): number;
   /**
@@ -22,25 +21,12 @@ export interface SegmentAead {
   open(nonce: Buffer, aad: Buffer, sealed: Buffer, out: Buffer, at: number): number;
 }
 
-export type AeadImplementation = 'native' | 'node:crypto';
+/** The most pieces one segment is sealed from without copying it whole first (native/aes-gcm.c's limit). */
+export const MAX_PIECES = 16;
 
-const TAG_BYTES = 16;
-
-// COFFRE_AES_GCM=node forces node:crypto even when the addon is built.
-const native = process.env.COFFRE_AES_GCM === 'node' ? null : nativeAddon;
-
-/** Which implementation this process uses (COFFRE_AES_GCM=node forces node:crypto). */
-export const aeadImplementation: AeadImplementation = native ? 'native' : 'node:crypto';
-
-export function segmentAead(key: Buffer, implementation: AeadImplementation = aeadImplementation): SegmentAead {
-  if (implementation === 'native') {
-    if (!native) throw new Error('the native addon is not built (npm run postinstall)');
-    const context = native.context(key);
-    return {
-      seal: (nonce, aad, plaintext, out, at) => native.seal(context, nonce, aad, plaintext, out, at),
-      open: (nonce, aad, sealed, out, at) => native.open(context, nonce, aad, sealed, out, at),
-    };
-  }
+/** node:crypto: a cipher object per segment, which computes the same bytes as the native one. */
+export function nodeAead(key: Buffer): SegmentAead {
+  assertDataKey(key);
   return {
     seal(nonce, aad, plaintext, out, at) {
       const pieces = Array.isArray(plaintext) ? plaintext : [plaintext];
@@ -69,4 +55,9 @@ export function segmentAead(key: Buffer, implementation: AeadImplementation = ae
       return body.length;
     },
   };
+}
+
+/** Data keys are AES-256 keys; anything else is refused before a stream exists. */
+export function assertDataKey(key: Buffer): void {
+  if (key.length !== KEY_BYTES) throw new RangeError('a data key must be 32 bytes');
 }

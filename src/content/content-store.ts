@@ -1,0 +1,262 @@
+import type { FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { BlobStore, ByteRange, PutOptions, PutResult } from '../blobs/blob-store.js';
+import { newBlobKey } from '../blobs/blob-keys.js';
+import { blobContent, deleteBlobRow, insertUploadingBlobs, recordNewBlobsWrites, storedSizeOf } from '../blobs/blobs.repository.js';
+import { newKey } from '../crypto/key-wrap.js';
+import type { Db, DbOrTrx } from '../db/database.js';
+import type { Write } from '../db/write-batch.js';
+import { AppError } from '../errors.js';
+import { GroupRunner } from '../lib/group-runner.js';
+import { nowIso } from '../lib/time.js';
+import { CodecStream } from './codec-stream.js';
+import { Opener, RangeOpener, Sealer } from './codecs.js';
+import type { CryptoEngine, SealedSummary } from './engine.js';
+import { CipherFormatError, HEADER_BYTES, newHeader, parseHeader, sealedSize, segmentRange } from './format.js';
+
+/** Encrypted content written to the blob store (or held for the database), not yet referenced by any version. */
+export interface StoredContent {
+  blobId: string;
+  dataKey: Buffer;
+  size: number;
+  storedSize: number;
+  /** `sha256:<hex>` of the plaintext. */
+  checksum: string;
+  /**
+   * Resolves once the blob's key survives a crash; the transaction recording the blob runs
+   * meanwhile and awaits it before committing (`awaitDurable`).
+   */
+  durable?: Promise<void>;
+  /**
+   * A small blob's stored bytes, recorded in its row with the file instead of in the blob store
+   * (migration 010); nothing of it exists anywhere before that transaction commits.
+   */
+  content?: Buffer;
+}
+
+export interface UploadLimits {
+  /** COFFRE_MAX_UPLOAD_BYTES: 413 beyond it. */
+  maxBytes: number;
+  /** What the owner's quota still allows: 507 beyond it. */
+  quotaRemaining: number;
+  /** COFFRE_INLINE_BLOB_BYTES: a body read whole up to this long is kept in the database. */
+  inlineMaxBytes: number;
+}
+
+export interface StoreOptions {
+  /** Each chunk of a source stream is memory of its own that nothing else reads (an HTTP request's body). */
+  sourceOwnsChunks?: boolean;
+}
+
+/** A stored version, as far as reading it goes. */
+export interface VersionContent {
+  blobId: string;
+  /** Plaintext bytes. */
+  size: number;
+  dataKey: Buffer;
+}
+
+/** A version's plaintext, whole or a range, and how many bytes it holds. */
+export interface OpenedContent {
+  stream: Readable;
+  length: number;
+}
+
+/**
+ * The one way in and out of stored content (docs/architecture.md): files, links and every
+ * transport use only this. Plaintext goes in as a stream (or a small body read whole) and comes
+ * out authenticated; in between it exists only in the stored format (docs/storage-format.md).
+ */
+export interface ContentStore {
+  /** The engine in use (`native` or `node`), for readiness output. */
+  readonly engineName: string;
+  /**
+   * Encrypts and stores a plaintext stream, checking `limits` as the bytes arrive (413
+   * PAYLOAD_TOO_LARGE, 507 QUOTA_EXCEEDED), and returns the new blob with its size and SHA-256.
+   * On any failure (a limit, the client gone, a storage error) its bytes and row are removed
+   * before it rejects, and the source is destroyed.
+   */
+  store(source: Readable | Buffer, limits: UploadLimits, options?: StoreOptions): Promise<StoredContent>;
+  /** The writes recording new blobs, in the transaction that records their first versions. */
+  recordWrites(trx: DbOrTrx, stored: StoredContent[], now: string): Write[];
+  /** Before a commit that makes versions point at these blobs: their keys must be durable first. */
+  awaitDurable(stored: StoredContent[]): Promise<void>;
+  /** Removes stored content that no version references (a failed or refused upload). */
+  discard(stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void>;
+  /**
+   * A version's plaintext, whole or the byte range `range` (inside the plaintext), as a stream
+   * that emits only authenticated bytes: damaged storage fails it with a CipherFormatError
+   * (before it exists when the header is damaged). Rejects with BlobNotFoundError for a lost blob.
+   */
+  open(version: VersionContent, range?: ByteRange): Promise<OpenedContent>;
+  /** A version's stored bytes as they are, for a client that decrypts them itself (the link page). */
+  sealed(version: Pick<VersionContent, 'blobId' | 'size'>): Promise<OpenedContent>;
+}
+
+/**
+ * The most COFFRE_INLINE_BLOB_BYTES may be: one 64 KiB segment. A download of a file up to this
+ * size asks the database for its bytes first (whatever the setting was when it was stored).
+ */
+export const INLINE_BLOB_LIMIT = 64 * 1024;
+
+/** Blob rows inserted in one statement at most. */
+const BLOB_GROUP_MAX = 64;
+
+export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngine): ContentStore {
+  const recordUploading = uploadingBlobRecorder(db);
+
+  async function store(source: Readable | Buffer, limits: UploadLimits, options: StoreOptions = {}): Promise<StoredContent> {
+    if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
+    const blobId = newBlobKey();
+    const dataKey = newKey();
+    if (Buffer.isBuffer(source) && limits.inlineMaxBytes > 0 && source.length <= Math.min(limits.inlineMaxBytes, INLINE_BLOB_LIMIT)) {
+      const { chunks, ...sealed } = sealWhole(engine, dataKey, source);
+      return { blobId, dataKey, ...sealed, content: Buffer.concat(chunks) };
+    }
+    // The row (state `uploading`) is written while the bytes are, and the store shows them under
+    // the key only once it is (`visibleAfter`): bytes a crash leaves are a temp file of the store
+    // or known to the collector.
+    const recorded = recordUploading(blobId);
+    const put: PutOptions = { visibleAfter: recorded, durableLater: true };
+    try {
+      const sealed = Buffer.isBuffer(source) ? await putWhole(blobId, dataKey, source, put) : await putStream(blobId, dataKey, source, limits, put, options);
+      return { blobId, dataKey, ...sealed };
+    } catch (error) {
+      // The row may still be on its way: removed after it, not before.
+      await recorded.catch(() => {});
+      await discard({ blobId });
+      throw error;
+    }
+  }
+
+  type Sealed = SealedSummary & { storedSize: number; durable?: Promise<void> };
+
+  async function putWhole(blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
+    const { chunks, ...sealed } = sealWhole(engine, dataKey, plaintext);
+    const stored = await blobs.put(blobId, Readable.from(chunks), put);
+    return { ...sealed, storedSize: stored.size, durable: stored.durable };
+  }
+
+  async function putStream(blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits, put: PutOptions, options: StoreOptions): Promise<Sealed> {
+    const checkInput = (bytes: number) => checkLimits(bytes, limits);
+    if (blobs.localFiles) {
+      let summary: SealedSummary | undefined;
+      const seal = { sourceOwnsChunks: options.sourceOwnsChunks ?? false, checkInput };
+      const stored = await blobs.putFile(blobId, async (file) => void (summary = await engine.sealIntoFile(source, dataKey, file, seal)), put).catch((error: unknown) => {
+        // Failed before reading the body (no temp file): dropped, as a failed seal drops it.
+        source.destroy();
+        throw error;
+      });
+      return { ...summary!, storedSize: stored.size, durable: stored.durable };
+    }
+    const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
+    const seal = new CodecStream(sealer, { checkInput });
+    const [piped, stored] = await Promise.allSettled([pipeline(source, seal), blobs.put(blobId, seal, put)]);
+    if (piped.status === 'rejected') throw piped.reason;
+    if (stored.status === 'rejected') throw stored.reason;
+    return { size: seal.inputBytes, checksum: sealer.checksum!, ...storedOf(stored.value) };
+  }
+
+  async function discard(stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void> {
+    if (stored.content !== undefined) return;
+    await blobs.delete(stored.blobId);
+    await deleteBlobRow(db, stored.blobId);
+  }
+
+  async function open(version: VersionContent, range?: ByteRange): Promise<OpenedContent> {
+    const { blobId, size, dataKey } = version;
+    const length = range ? range.end - range.start + 1 : size;
+    const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
+    if (inline === null && blobs.localFiles && size > 0) return { stream: await openLocal(await blobs.openFile(blobId), dataKey, size, range), length };
+    const read = (stored?: ByteRange) => (inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored));
+    if (!range) return { stream: opening(await read(), new CodecStream(new Opener(engine.aead(dataKey)))), length };
+    const header = parseHeader(await readAll(await read({ start: 0, end: HEADER_BYTES - 1 })));
+    const segments = segmentRange(size, range.start, range.end, header.segmentSize);
+    const stored = await read({ start: segments.storedStart, end: segments.storedEnd });
+    return { stream: opening(stored, new CodecStream(new RangeOpener(engine.aead(dataKey), header, segments))), length };
+  }
+
+  /** A blob file opened by the engine; a whole read also checks the file's length (appended bytes). */
+  async function openLocal(file: FileHandle, dataKey: Buffer, size: number, range?: ByteRange): Promise<Readable> {
+    try {
+      const header = parseHeader(await readAt(file, 0, HEADER_BYTES));
+      if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize)) throw new CipherFormatError('stored stream is shorter or longer than expected');
+      return engine.openFile(file, dataKey, header, segmentRange(size, range?.start ?? 0, range?.end ?? size - 1, header.segmentSize));
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+  }
+
+  async function sealed(version: Pick<VersionContent, 'blobId' | 'size'>): Promise<OpenedContent> {
+    const inline = version.size <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blobId) : null;
+    if (inline) return { stream: Readable.from([inline]), length: inline.length };
+    return { stream: await blobs.get(version.blobId), length: await storedSizeOf(db, version.blobId) };
+  }
+
+  return {
+    engineName: engine.name,
+    store,
+    recordWrites: (trx, stored, now) => recordNewBlobsWrites(trx, stored.map((c) => ({ id: c.blobId, storedSize: c.storedSize, content: c.content })), now),
+    awaitDurable: async (stored) => void (await Promise.all(stored.map((c) => c.durable))),
+    discard,
+    open,
+    sealed,
+  };
+}
+
+function checkLimits(bytes: number, limits: UploadLimits): void {
+  if (bytes > limits.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${limits.maxBytes} bytes`);
+  if (bytes > limits.quotaRemaining) throw new AppError('QUOTA_EXCEEDED');
+}
+
+function storedOf(result: PutResult): { storedSize: number; durable?: Promise<void> } {
+  return { storedSize: result.size, durable: result.durable };
+}
+
+/** A body read whole, sealed in one step with the engine's AEAD. */
+function sealWhole(engine: CryptoEngine, dataKey: Buffer, plaintext: Buffer): SealedSummary & { chunks: Buffer[]; storedSize: number } {
+  const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
+  const chunks = [...sealer.write([plaintext]), ...sealer.end()];
+  return { chunks, size: plaintext.length, storedSize: chunks.reduce((sum, chunk) => sum + chunk.length, 0), checksum: sealer.checksum! };
+}
+
+/**
+ * Records new blobs as `uploading`, the blobs of uploads starting together in one statement: on
+ * SQLite each insert was a write transaction of its own, on PostgreSQL a commit. A failed insert
+ * fails its group.
+ */
+function uploadingBlobRecorder(db: Db): (blobId: string) => Promise<void> {
+  const runner = new GroupRunner<string, void>(async (ids) => {
+    await insertUploadingBlobs(db, ids, nowIso());
+    return ids.map(() => ({ status: 'fulfilled', value: undefined }));
+  }, BLOB_GROUP_MAX);
+  return (blobId) => runner.submit('blobs', blobId);
+}
+
+/** Pipes stored bytes through an opener; a read error of the store fails the opener too. */
+function opening(stored: Readable, opener: CodecStream): Readable {
+  pipeline(stored, opener).catch(() => {
+    // pipeline has destroyed the opener with the error already; its reader sees it there.
+  });
+  return opener;
+}
+
+/** `length` bytes of `file` at `position`, fewer only where the file ends. */
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(buffer, done, length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buffer.subarray(0, done);
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,57 @@
+import type { FileHandle } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { BlobFile } from '../blobs/blob-store.js';
+import type { DurableFiles } from '../blobs/fs/durable-files.js';
+import type { SegmentAead } from './aead.js';
+import type { SegmentRange, StreamHeader } from './format.js';
+
+/** COFFRE_CRYPTO_ENGINE: `auto` takes `native` when the addon is built, else `node`. */
+export type CryptoEngineChoice = 'auto' | 'native' | 'node';
+export type CryptoEngineName = Exclude<CryptoEngineChoice, 'auto'>;
+
+export interface SealIntoFileOptions {
+  /**
+   * Each chunk of the source is memory of its own that nothing else reads (an HTTP request's body
+   * chunks): an engine may read it in place after the source has moved on, and free it after.
+   */
+  sourceOwnsChunks: boolean;
+  /** Called with the running plaintext byte count before each chunk is taken; what it throws fails the seal. */
+  checkInput: (bytes: number) => void;
+  segmentLog2?: number;
+  /** Fixed only by the test vectors; random otherwise. */
+  noncePrefix?: Buffer;
+}
+
+/** What sealing a stream learnt of its plaintext. */
+export interface SealedSummary {
+  size: number;
+  /** `sha256:<hex>` of the plaintext. */
+  checksum: string;
+}
+
+/**
+ * How the stored format (format.ts) is computed: one interface, two engines producing the same
+ * bytes (test/content/storage-format-vectors.test.ts). `native` is the fast path (the addon:
+ * AES-GCM and SHA-256 run on libuv's threadpool beside the file I/O); `node` is the portable
+ * fallback (node:crypto on the event loop). The content store never asks which one it has.
+ */
+export interface CryptoEngine {
+  readonly name: CryptoEngineName;
+  /** AES-256-GCM of one segment, for the codecs (codecs.ts): whole small bodies and stores that are not local files. */
+  aead(key: Buffer): SegmentAead;
+  /**
+   * Seals `source` into the stored format written into `file` from offset 0 (positional writes,
+   * `file.wrote` told of each in order). Resolves once the source has ended and every byte is
+   * written; rejects with the source's, the limit's or the write's error. Either way it settles
+   * only once nothing of it can still touch the descriptor, and a failed seal has destroyed `source`.
+   */
+  sealIntoFile(source: Readable, dataKey: Buffer, file: BlobFile, options: SealIntoFileOptions): Promise<SealedSummary>;
+  /**
+   * The plaintext of `range` of a blob file, authenticated: a segment that does not open fails the
+   * stream with a CipherFormatError before any of its bytes is emitted. Owns `file`: closes it
+   * once the stream ends or is destroyed.
+   */
+  openFile(file: FileHandle, dataKey: Buffer, header: StreamHeader, range: SegmentRange): Readable;
+  /** The filesystem store's durable small writes and directory syncs. */
+  readonly durableFiles: DurableFiles;
+}

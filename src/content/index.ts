@@ -1,0 +1,10 @@
+/**
+ * The content core: everything the rest of the service may use of stored content. Modules import
+ * this file only (an import rule, .dependency-cruiser.cjs, checks it); formats, codecs, engines
+ * and the native addon are the core's own.
+ */
+export { createContentStore, INLINE_BLOB_LIMIT } from './content-store.js';
+export type { ContentStore, OpenedContent, StoredContent, StoreOptions, UploadLimits, VersionContent } from './content-store.js';
+export { chooseEngine } from './choose-engine.js';
+export type { CryptoEngine, CryptoEngineChoice, CryptoEngineName } from './engine.js';
+export { CipherFormatError } from './format.js';

@@ -1,0 +1,47 @@
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { assertDataKey, type SegmentAead } from './aead.js';
+import type { CryptoEngine } from './engine.js';
+import { FileDecryptStream } from './file-decrypt-stream.js';
+import { FileEncryptStream } from './file-encrypt-stream.js';
+import type { NativeAddon } from './native-addon.js';
+
+/**
+ * The fast engine, over the addon: blob files are sealed and written, read and opened, by
+ * threadpool jobs (file-encrypt-stream.ts, file-decrypt-stream.ts), as a bare file server's reads
+ * and writes run there; the event loop only queues them. Codecs seal with one AES-GCM context per
+ * stream, which keeps the expanded key and writes into the caller's buffer.
+ */
+export function nativeEngine(addon: NativeAddon): CryptoEngine {
+  return {
+    name: 'native',
+    aead: (key) => nativeAead(addon, key),
+    durableFiles: {
+      writeFileDurably: (file, chunks, renameTo) => addon.writeFileDurably(file, chunks, renameTo),
+      syncDirectory: (dir) => addon.syncDirectory(dir),
+    },
+
+    async sealIntoFile(source, dataKey, file, options) {
+      const encrypt = new FileEncryptStream(addon, dataKey, file, { ownsInput: options.sourceOwnsChunks, checkInput: options.checkInput, segmentLog2: options.segmentLog2, noncePrefix: options.noncePrefix });
+      // Settled once the stream has closed: no job of it can write into the file after that.
+      await pipeline(source, encrypt).finally(() => closed(encrypt));
+      return { size: encrypt.plaintextBytes, checksum: encrypt.checksum! };
+    },
+
+    openFile: (file, dataKey, header, range) => new FileDecryptStream(addon, file, dataKey, header, range),
+  };
+}
+
+function nativeAead(addon: NativeAddon, key: Buffer): SegmentAead {
+  assertDataKey(key);
+  const context = addon.context(key);
+  return {
+    seal: (nonce, aad, plaintext, out, at) => addon.seal(context, nonce, aad, plaintext, out, at),
+    open: (nonce, aad, sealed, out, at) => addon.open(context, nonce, aad, sealed, out, at),
+  };
+}
+
+/** Resolves once a stream has closed, whether it failed or not. */
+function closed(stream: Writable | Readable): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
+}

@@ -1,0 +1,62 @@
+import type { FileHandle } from 'node:fs/promises';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { BlobFile } from '../blobs/blob-store.js';
+import { nodeFsDurableFiles } from '../blobs/fs/durable-files.js';
+import { FileAppender } from '../lib/write-all.js';
+import { nodeAead } from './aead.js';
+import { CodecStream } from './codec-stream.js';
+import { RangeOpener, Sealer } from './codecs.js';
+import { DEFAULT_SEGMENT_LOG2, newHeader } from './format.js';
+import type { CryptoEngine } from './engine.js';
+
+const READ_HIGH_WATER_MARK = 1024 * 1024;
+
+/** The portable engine: node:crypto and node:fs on the event loop, no addon. */
+export const nodeEngine: CryptoEngine = {
+  name: 'node',
+  aead: nodeAead,
+  durableFiles: nodeFsDurableFiles,
+
+  async sealIntoFile(source, dataKey, file, options) {
+    const sealer = new Sealer(nodeAead(dataKey), newHeader(options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2, options.noncePrefix), { hash: true });
+    const seal = new CodecStream(sealer, { checkInput: options.checkInput });
+    const writer = fileWriter(file);
+    // The writer closes only once its last write is over (see fileWriter).
+    await pipeline(source, seal, writer).finally(() => closed(writer));
+    return { size: seal.inputBytes, checksum: sealer.checksum! };
+  },
+
+  openFile(file: FileHandle, dataKey, header, range) {
+    const stored = file.createReadStream({ start: range.storedStart, end: range.storedEnd, highWaterMark: READ_HIGH_WATER_MARK });
+    const opened = new CodecStream(new RangeOpener(nodeAead(dataKey), header, range));
+    pipeline(stored, opened).catch(() => {
+      // pipeline has destroyed `opened` with the error already; its reader sees it there.
+    });
+    return opened;
+  },
+};
+
+/**
+ * Writes a stream's chunks into a blob file one after another from offset 0, telling `file` of
+ * each. Destroyed mid-write, it closes only once that write is over.
+ */
+function fileWriter(file: BlobFile): Writable {
+  const appender = new FileAppender(file.fd);
+  return new Writable({
+    writev(chunks, callback) {
+      appender
+        .append(chunks.map((c) => c.chunk as Buffer))
+        .then((bytes) => file.wrote(bytes))
+        .then(() => callback(), callback);
+    },
+    destroy(error, callback) {
+      appender.settled().then(() => callback(error));
+    },
+  });
+}
+
+/** Resolves once a stream has closed, whether it failed or not. */
+function closed(stream: Writable): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
+}

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, it, type TestContext } from 'node:test';
+import { chooseEngine } from '../../src/content/choose-engine.js';
+import type { CryptoEngine } from '../../src/content/engine.js';
+import { CipherFormatError, HEADER_BYTES, parseHeader, sealedSize, segmentRange } from '../../src/content/format.js';
+import { requireNativeAddon } from '../support/native.js';
+import { openSealed } from '../support/sealed.js';
+
+// The contract every crypto engine keeps (src/content/engine.ts), run against both: the content
+// store calls them alike and never asks which one it has.
+requireNativeAddon();
+const ENGINES: CryptoEngine[] = [chooseEngine('native'), chooseEngine('node')];
+const MIB = 1024 * 1024;
+
+async function tempDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'coffre-engine-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function* chunksOf(data: Buffer, size: number): Generator<Buffer> {
+  for (let at = 0; at < data.length; at += size) yield Buffer.from(data.subarray(at, at + size));
+}
+
+const sha256 = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
+const noLimit = () => {};
+
+for (const engine of ENGINES) {
+  describe(`crypto engine contract: ${engine.name}`, () => {
+    it('sealIntoFile writes the stored format from offset 0, tells each write in order, and returns the size and SHA-256', async (t) => {
+      const dir = await tempDir(t);
+      for (const size of [0, 1, 65536, 65537, 3 * MIB + 5]) {
+        const file = path.join(dir, `blob-${size}`);
+        const fd = openSync(file, 'w');
+        const plaintext = randomBytes(size);
+        let told = 0;
+        const sizes: number[] = [];
+        try {
+          const summary = await engine.sealIntoFile(Readable.from(chunksOf(plaintext, 65536)), randomBytes(32), { fd, wrote: (bytes) => ((told += bytes), sizes.push(fstatSync(fd).size)) }, { sourceOwnsChunks: true, checkInput: noLimit });
+          assert.deepEqual(summary, { size, checksum: sha256(plaintext) });
+        } finally {
+          closeSync(fd);
+        }
+        assert.equal(told, sealedSize(size), `${size} bytes: every stored byte told`);
+        assert.ok(sizes.every((at, i) => i === 0 || at >= sizes[i - 1]), 'writes are told in order');
+        assert.equal((await readFile(file)).length, sealedSize(size));
+      }
+    });
+
+    it('what sealIntoFile wrote opens with the format, and openFile opens it, whole and by ranges', async (t) => {
+      const dir = await tempDir(t);
+      const key = randomBytes(32);
+      const plaintext = randomBytes(2 * MIB + 12345);
+      const file = path.join(dir, 'blob');
+      const fd = openSync(file, 'w');
+      await engine.sealIntoFile(Readable.from(chunksOf(plaintext, 10_000)), key, { fd, wrote: noLimit }, { sourceOwnsChunks: false, checkInput: noLimit });
+      closeSync(fd);
+      const stored = await readFile(file);
+      assert.ok(openSealed(key, stored).equals(plaintext));
+      const header = parseHeader(stored.subarray(0, HEADER_BYTES));
+      for (const [start, end] of [[0, plaintext.length - 1], [0, 0], [65535, 65536], [MIB - 3, MIB + 70_000], [plaintext.length - 1, plaintext.length - 1]]) {
+        const opened = engine.openFile(await open(file, 'r'), key, header, segmentRange(plaintext.length, start, end, header.segmentSize));
+        assert.ok(Buffer.concat(await opened.toArray()).equals(plaintext.subarray(start, end + 1)), `range ${start}-${end}`);
+      }
+    });
+
+    it('sealIntoFile fails with the limit check error, having destroyed the source, and settles only once nothing writes', async (t) => {
+      const dir = await tempDir(t);
+      const file = path.join(dir, 'blob');
+      const fd = openSync(file, 'w');
+      const source = Readable.from(chunksOf(randomBytes(8 * MIB), 65536));
+      const refuse = (bytes: number) => {
+        if (bytes > 3 * MIB) throw new Error('over the limit');
+      };
+      await assert.rejects(engine.sealIntoFile(source, randomBytes(32), { fd, wrote: noLimit }, { sourceOwnsChunks: true, checkInput: refuse }), /over the limit/);
+      assert.ok(source.destroyed, 'the source is destroyed');
+      const sizeThen = fstatSync(fd).size;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(fstatSync(fd).size, sizeThen, 'no write after the seal settled');
+      assert.ok(sizeThen <= sealedSize(3 * MIB), 'nothing past the limit was written');
+      closeSync(fd);
+    });
+
+    it('sealIntoFile fails with a write error (EBADF on a read-only descriptor)', async (t) => {
+      const dir = await tempDir(t);
+      const file = path.join(dir, 'blob');
+      await writeFile(file, '');
+      const fd = openSync(file, 'r');
+      t.after(() => closeSync(fd));
+      await assert.rejects(
+        engine.sealIntoFile(Readable.from(chunksOf(randomBytes(2 * MIB), 65536)), randomBytes(32), { fd, wrote: noLimit }, { sourceOwnsChunks: false, checkInput: noLimit }),
+        (error: NodeJS.ErrnoException) => error.code === 'EBADF',
+      );
+    });
+
+    it('openFile fails a damaged segment with a CipherFormatError and emits nothing of it', async (t) => {
+      const dir = await tempDir(t);
+      const key = randomBytes(32);
+      const plaintext = randomBytes(3 * 65536);
+      const file = path.join(dir, 'blob');
+      const fd = openSync(file, 'w');
+      await engine.sealIntoFile(Readable.from([plaintext]), key, { fd, wrote: noLimit }, { sourceOwnsChunks: false, checkInput: noLimit });
+      closeSync(fd);
+      const stored = await readFile(file);
+      stored[HEADER_BYTES + 65536 + 16 + 10] ^= 1; // inside segment 1
+      await writeFile(file, stored);
+      const header = parseHeader(stored);
+      const opened = engine.openFile(await open(file, 'r'), key, header, segmentRange(plaintext.length, 65536, 2 * 65536 - 1, header.segmentSize));
+      const received: Buffer[] = [];
+      await assert.rejects(
+        (async () => {
+          for await (const chunk of opened) received.push(chunk as Buffer);
+        })(),
+        CipherFormatError,
+      );
+      assert.equal(Buffer.concat(received).length, 0);
+    });
+  });
+}
