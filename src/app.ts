@@ -18,7 +18,6 @@ import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
 import { installWeb } from './http/web.js';
-import { installResponseBatching } from './http/response-batching.js';
 import { createMetrics, installRequestMetrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
@@ -119,7 +118,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   installClosingAnswer(app);
-  installResponseBatching(app);
   const metrics = createMetrics();
   installRequestMetrics(app, metrics);
   // An empty body with a JSON content type (common on DELETE and POST without payload) means "no body".

@@ -57,6 +57,25 @@ export interface VersionContent {
   dataKey: Buffer;
 }
 
+/** A wrapped key and the id it is bound to (docs/storage-format.md, key hierarchy). */
+export interface KeyWrap {
+  id: string;
+  wrapped: string;
+}
+
+/** A stored version, as far as handing out its sealed bytes goes. */
+export interface SealedVersion {
+  id: string;
+  blobId: string;
+  size: number;
+  dataKeyWrapped: string;
+}
+
+export interface SealedContent extends OpenedContent {
+  /** From the client's key down to the data key, each wrap opened by the key before it. */
+  keyChain: KeyWrap[];
+}
+
 /** A version's plaintext, whole or a range, and how many bytes it holds. */
 export interface OpenedContent {
   stream: Readable;
@@ -90,8 +109,12 @@ export interface ContentStore {
    * (before it exists when the header is damaged). Rejects with BlobNotFoundError for a lost blob.
    */
   open(version: VersionContent, range?: ByteRange): Promise<OpenedContent>;
-  /** A version's stored bytes as they are, for a client that decrypts them itself (the link page). */
-  sealed(version: Pick<VersionContent, 'blobId' | 'size'>): Promise<OpenedContent>;
+  /**
+   * A version's stored bytes as they are, for a client that decrypts them itself (the link page),
+   * with the key chain that opens them: `above` (the wraps from the client's key down to the
+   * version's file key), then the version's own data-key wrap.
+   */
+  sealed(version: SealedVersion, above: KeyWrap[]): Promise<SealedContent>;
 }
 
 /**
@@ -189,10 +212,11 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
     }
   }
 
-  async function sealed(version: Pick<VersionContent, 'blobId' | 'size'>): Promise<OpenedContent> {
+  async function sealed(version: SealedVersion, above: KeyWrap[]): Promise<SealedContent> {
+    const keyChain = [...above, { id: version.id, wrapped: version.dataKeyWrapped }];
     const inline = version.size <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blobId) : null;
-    if (inline) return { stream: Readable.from([inline]), length: inline.length };
-    return { stream: await blobs.get(version.blobId), length: await storedSizeOf(db, version.blobId) };
+    if (inline) return { stream: Readable.from([inline]), length: inline.length, keyChain };
+    return { stream: await blobs.get(version.blobId), length: await storedSizeOf(db, version.blobId), keyChain };
   }
 
   return {

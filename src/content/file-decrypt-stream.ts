@@ -1,4 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
+import { OutgoingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { CipherFormatError, TAG_BYTES, segmentOffset, type SegmentRange, type StreamHeader } from './format.js';
 import type { NativeAddon } from './native-addon.js';
@@ -18,11 +20,21 @@ const MAX_JOBS = 2;
 
 interface Job {
   staging: Buffer;
-  /** Where the job writes the plaintext it opens. */
+  /** The whole output buffer; `opened` its part this job fills. */
+  out: Buffer;
   opened: Buffer;
   settled: boolean;
   error?: Error;
 }
+
+/** What the stream is piped into, as far as recycling needs it (an HTTP response, a socket). */
+interface Sink {
+  readonly writableLength: number;
+  readonly destroyed?: boolean;
+}
+
+/** Output buffers sent and not yet known to be written out, kept for reuse (older ones become garbage). */
+const MAX_SENT = 4;
 
 /**
  * The plaintext of a range of a blob file's segments, decrypted on libuv's threadpool: the
@@ -34,6 +46,14 @@ interface Job {
 export class FileDecryptStream extends Readable {
   private readonly jobs: Job[] = [];
   private readonly spareStaging: Buffer[] = [];
+  /** Output buffers pushed, oldest first, with the stream offset where their bytes end. */
+  private readonly sent: { buffer: Buffer; end: number }[] = [];
+  private pushedBytes = 0;
+  /** The one destination this stream is piped into; null when there is none or several. */
+  private sink: Sink | null = null;
+  private pipes = 0;
+  /** Output buffers reused once written out (for tests). */
+  recycled = 0;
   private readonly segmentsPerJob: number;
   private readonly finalIndex: number;
   private nextSegment: number;
@@ -57,6 +77,19 @@ export class FileDecryptStream extends Readable {
     this.nextSegment = range.firstSegment;
     this.toSkip = range.skip;
     this.remaining = range.length;
+  }
+
+  /**
+   * Remembers the destination when it is an HTTP response or a socket, so that output buffers can
+   * be reused once it has written them out (see `outputBuffer`). Into anything else (a transform
+   * whose `writableLength` no longer counts what it has passed on), or into several, buffers are
+   * never reused.
+   */
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    this.pipes++;
+    const final = destination instanceof OutgoingMessage || destination instanceof Socket;
+    this.sink = this.pipes === 1 && final ? (destination as unknown as Sink) : null;
+    return super.pipe(destination, options);
   }
 
   override _read(): void {
@@ -88,9 +121,11 @@ export class FileDecryptStream extends Readable {
     const end = last === this.range.lastSegment ? this.range.storedEnd + 1 : segmentOffset(last + 1, segmentSize);
     const storedBytes = end - position;
     const plainBytes = storedBytes - (last - first + 1) * TAG_BYTES;
+    const out = this.outputBuffer(plainBytes);
     const job: Job = {
       staging: this.spareStaging.pop() ?? Buffer.allocUnsafeSlow(this.segmentsPerJob * (segmentSize + TAG_BYTES)),
-      opened: Buffer.allocUnsafeSlow(plainBytes),
+      out,
+      opened: out.subarray(0, plainBytes),
       settled: false,
     };
     this.jobs.push(job);
@@ -122,6 +157,10 @@ export class FileDecryptStream extends Readable {
       }
       const plain = this.trim(done.opened);
       if (plain.length === 0) continue;
+      this.pushedBytes += plain.length;
+      this.sent.push({ buffer: done.out, end: this.pushedBytes });
+      // Not known to be written out yet: left to the collector.
+      if (this.sent.length > MAX_SENT) this.sent.shift();
       if (!this.push(plain)) this.wanted = false;
     }
     if (this.jobs.length === 0 && this.nextSegment > this.range.lastSegment) {
@@ -129,6 +168,29 @@ export class FileDecryptStream extends Readable {
       return;
     }
     this.queueJobs();
+  }
+
+  /**
+   * A buffer for `bytes` of a job's plaintext: the oldest one sent, once the destination has
+   * written it out (and when it is large enough), else a new one. Written out means: of the bytes pushed, those still in this stream's buffer
+   * and those the destination still holds (its `writableLength`, which for a socket counts a
+   * write until the kernel has taken all of it, and for an HTTP response adds what it holds
+   * itself) leave a count of bytes gone that reaches the buffer's end. Without the reuse, a
+   * download allocated and dropped a 1 MiB buffer per job: the failed download bar and the
+   * peak RSS of docs/performance.md.
+   */
+  private outputBuffer(bytes: number): Buffer {
+    const oldest = this.sent[0];
+    const sink = this.sink;
+    if (oldest && oldest.buffer.length >= bytes && sink && !sink.destroyed) {
+      const gone = this.pushedBytes - this.readableLength - sink.writableLength;
+      if (oldest.end <= gone) {
+        this.sent.shift();
+        this.recycled++;
+        return oldest.buffer;
+      }
+    }
+    return Buffer.allocUnsafeSlow(bytes);
   }
 
   /** The part of a job's plaintext inside the range. */

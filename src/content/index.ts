@@ -4,7 +4,7 @@
  * and the native addon are the core's own.
  */
 export { createContentStore, INLINE_BLOB_LIMIT } from './content-store.js';
-export type { ContentStore, OpenedContent, StoredContent, StoreOptions, UploadLimits, VersionContent } from './content-store.js';
+export type { ContentStore, KeyWrap, OpenedContent, SealedContent, SealedVersion, StoredContent, StoreOptions, UploadLimits, VersionContent } from './content-store.js';
 export { chooseEngine } from './choose-engine.js';
 export type { CryptoEngine, CryptoEngineChoice, CryptoEngineName } from './engine.js';
 export { CipherFormatError } from './format.js';

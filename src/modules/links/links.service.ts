@@ -317,9 +317,9 @@ export function linkService(ctx: AppContext, files: FileService) {
     const version = await findVersion(db, file.id, file.current_version_id!);
     if (!version) throw new AppError('VERSION_NOT_FOUND');
     if (link.kind === 'file') await countAccess(link);
-    const chain = [{ id: link.id, wrapped: link.key_wrapped }, ...wraps, { id: version.id, wrapped: version.data_key_wrapped }];
-    const { stream: body, length: size } = await content.sealed({ blobId: version.blob_id, size: Number(version.size) });
-    return { body, size, name: file.name, keyIds: chain.map((c) => c.id), keyChain: chain.map((c) => c.wrapped) };
+    const stored = { id: version.id, blobId: version.blob_id, size: Number(version.size), dataKeyWrapped: version.data_key_wrapped };
+    const { stream: body, length: size, keyChain } = await content.sealed(stored, [{ id: link.id, wrapped: link.key_wrapped }, ...wraps]);
+    return { body, size, name: file.name, keyIds: keyChain.map((c) => c.id), keyChain: keyChain.map((c) => c.wrapped) };
   }
 
   return { create, list, update, revoke, fileInfo, openFolder, download, sealed };
