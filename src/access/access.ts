@@ -17,6 +17,8 @@ import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissi
  * - `download`: read content;
  * - `edit`: rename, upload, create subfolders, move within the shared tree, soft delete;
  * - `manage`: hard delete, share, change permissions: the owner only.
+ *
+ * Trashed items are their owner's alone: to anyone else they answer as unknown ids.
  */
 export type Action = 'view' | 'download' | 'edit' | 'manage';
 
@@ -38,18 +40,33 @@ function grantAllows(flags: GrantFlags, action: Action): boolean {
 }
 
 /**
- * Whether the principal may perform `action` on the folder: its owner may do anything; another
- * user what the union of their grants on the folder and its ancestors allows (API.md §5).
+ * Whether a trashed item is out of the principal's sight: it is, for all but its owner, as links,
+ * public addresses and "Shared with me" already treat it (what a folder holds is trashed with it).
  */
-export async function mayActOnFolder(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id'>, action: Action): Promise<boolean> {
+export function hiddenFrom(principal: Principal, item: Pick<FolderRow, 'owner_id' | 'trash_batch'>): boolean {
+  return item.trash_batch !== '' && item.owner_id !== principal.userId;
+}
+
+/**
+ * Whether the principal may perform `action` on the folder: its owner may do anything; another
+ * user what the union of their grants on the folder and its ancestors allows (API.md §5), while
+ * the folder is not in the trash.
+ */
+export async function mayActOnFolder(
+  db: DbOrTrx,
+  principal: Principal,
+  folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
+  action: Action,
+): Promise<boolean> {
   if (folder.owner_id === principal.userId) return true;
-  if (action === 'manage') return false;
+  if (action === 'manage' || hiddenFrom(principal, folder)) return false;
   return grantAllows(await effectiveGrant(db, principal.userId, { folderId: folder.id }), action);
 }
 
 /**
- * Loads a folder the principal may act on. Unknown ids are 404; a folder the caller may not
- * touch answers `denied` (404 by default, so ids of others' folders are not confirmed).
+ * Loads a folder the principal may act on. Unknown ids and folders hidden in the trash are 404;
+ * a folder the caller may not touch answers `denied` (404 by default, so ids of others' folders
+ * are not confirmed).
  */
 export async function loadFolderFor(
   db: DbOrTrx,
@@ -61,7 +78,7 @@ export async function loadFolderFor(
   find: (db: DbOrTrx, folderId: string) => Promise<FolderRow | undefined> = findFolder,
 ): Promise<FolderRow> {
   const folder = await find(db, folderId);
-  if (!folder) throw new AppError('FOLDER_NOT_FOUND');
+  if (!folder || hiddenFrom(principal, folder)) throw new AppError('FOLDER_NOT_FOUND');
   if (!(await mayActOnFolder(db, principal, folder, action))) throw new AppError(denied);
   return folder;
 }
@@ -74,13 +91,18 @@ export async function loadFolderWithKeyChainFor(db: DbOrTrx, principal: Principa
 }
 
 /** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */
-export async function mayActOnFile(db: DbOrTrx, principal: Principal, file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id'>, action: Action): Promise<boolean> {
+export async function mayActOnFile(
+  db: DbOrTrx,
+  principal: Principal,
+  file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id' | 'trash_batch'>,
+  action: Action,
+): Promise<boolean> {
   if (file.owner_id === principal.userId) return true;
-  if (action === 'manage') return false;
+  if (action === 'manage' || hiddenFrom(principal, file)) return false;
   return grantAllows(await effectiveGrant(db, principal.userId, { folderId: file.folder_id, fileId: file.id }), action);
 }
 
-/** Loads a file the principal may act on; unknown and forbidden files are both 404. */
+/** Loads a file the principal may act on; unknown, trashed (for others than its owner) and forbidden files are all 404. */
 export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: string, action: Action): Promise<FileRow> {
   const file = await findFile(db, fileId);
   if (!file || !(await mayActOnFile(db, principal, file, action))) throw new AppError('FILE_NOT_FOUND');
