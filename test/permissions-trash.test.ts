@@ -89,6 +89,22 @@ for (const dialect of DIALECTS) {
       assertStatus(await bob.api.get(`/api/files/download/${inside.id}`), 200, 'after the restore');
     });
 
+    it('a user holding no grant gets for a trashed folder what they get for a live one: the trash is not revealed', async (t) => {
+      const { app } = await build(t, dialect);
+      const [owner, stranger] = [await signUp(app, 'Owner'), await signUp(app, 'Stranger')];
+      const [live, trashed] = [await mkdir(owner, 'Live'), await mkdir(owner, 'Trashed')];
+      const [liveFile, trashedFile] = [await putFile(app, owner, live, 'l.txt', 'l'), await putFile(app, owner, trashed, 't.txt', 't')];
+      assertStatus(await owner.api.delete(`/api/folders/delete/${trashed}`), 200);
+      const folderCalls: [string, (id: string) => Promise<ApiResponse>][] = [
+        ['details', (id) => stranger.api.get(`/api/folders/details/${id}`)],
+        ['subfolders', (id) => stranger.api.get(`/api/folders/${id}/subfolders`)],
+        ['file list', (id) => stranger.api.get(`/api/files/list/${id}`)],
+        ['restore', (id) => stranger.api.post(`/api/folders/restore/${id}`)],
+      ];
+      for (const [what, call] of folderCalls) assert.deepEqual(answer(await call(trashed)), answer(await call(live)), what);
+      assert.deepEqual(answer(await stranger.api.get(`/api/files/details/${trashedFile.id}`)), answer(await stranger.api.get(`/api/files/details/${liveFile.id}`)));
+    });
+
     it('what an editor trashes leaves their sight too: only the owner brings it back', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob] = [await signUp(app, 'Owner'), await signUp(app, 'Bob')];

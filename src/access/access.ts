@@ -18,7 +18,7 @@ import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissi
  * - `edit`: rename, upload, create subfolders, move within the shared tree, soft delete;
  * - `manage`: hard delete, share, change permissions: the owner only.
  *
- * Trashed items are their owner's alone: to anyone else they answer as unknown ids.
+ * Trashed items are their owner's alone (see Access).
  */
 export type Action = 'view' | 'download' | 'edit' | 'manage';
 
@@ -40,27 +40,48 @@ function grantAllows(flags: GrantFlags, action: Action): boolean {
 }
 
 /**
- * Whether a trashed item is out of the principal's sight: it is, for all but its owner, as links,
- * public addresses and "Shared with me" already treat it (what a folder holds is trashed with it).
+ * What the principal may do to an item: `denied` by their grants, or `hidden`: allowed by their
+ * grants, but the item is in the trash, where only its owner sees (links, public addresses and
+ * "Shared with me" treat it so too; what a folder holds is trashed with it). A hidden item answers
+ * as an unknown id; one denied keeps the answer it has when live, so nobody learns it is trashed.
  */
-export function hiddenFrom(principal: Principal, item: Pick<FolderRow, 'owner_id' | 'trash_batch'>): boolean {
-  return item.trash_batch !== '' && item.owner_id !== principal.userId;
+export type Access = 'allowed' | 'denied' | 'hidden';
+
+async function accessTo(
+  db: DbOrTrx,
+  principal: Principal,
+  item: { owner_id: string; trash_batch: string },
+  grantsOn: { folderId: string; fileId?: string },
+  action: Action,
+): Promise<Access> {
+  if (item.owner_id === principal.userId) return 'allowed';
+  if (action === 'manage' || !grantAllows(await effectiveGrant(db, principal.userId, grantsOn), action)) return 'denied';
+  return item.trash_batch === '' ? 'allowed' : 'hidden';
 }
 
 /**
- * Whether the principal may perform `action` on the folder: its owner may do anything; another
- * user what the union of their grants on the folder and its ancestors allows (API.md §5), while
- * the folder is not in the trash.
+ * What the principal may do to the folder: its owner anything; another user what the union of
+ * their grants on the folder and its ancestors allows (API.md §5), while it is not in the trash.
  */
-export async function mayActOnFolder(
+export function folderAccess(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<Access> {
+  return accessTo(db, principal, folder, { folderId: folder.id }, action);
+}
+
+export async function mayActOnFolder(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<boolean> {
+  return (await folderAccess(db, principal, folder, action)) === 'allowed';
+}
+
+/** Throws unless the principal may act on the folder: `denied` when their grants refuse, 404 when it is hidden in the trash. */
+export async function assertFolderAccess(
   db: DbOrTrx,
   principal: Principal,
   folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
   action: Action,
-): Promise<boolean> {
-  if (folder.owner_id === principal.userId) return true;
-  if (action === 'manage' || hiddenFrom(principal, folder)) return false;
-  return grantAllows(await effectiveGrant(db, principal.userId, { folderId: folder.id }), action);
+  denied: ErrorCode,
+): Promise<void> {
+  const access = await folderAccess(db, principal, folder, action);
+  if (access === 'hidden') throw new AppError('FOLDER_NOT_FOUND');
+  if (access === 'denied') throw new AppError(denied);
 }
 
 /**
@@ -78,8 +99,8 @@ export async function loadFolderFor(
   find: (db: DbOrTrx, folderId: string) => Promise<FolderRow | undefined> = findFolder,
 ): Promise<FolderRow> {
   const folder = await find(db, folderId);
-  if (!folder || hiddenFrom(principal, folder)) throw new AppError('FOLDER_NOT_FOUND');
-  if (!(await mayActOnFolder(db, principal, folder, action))) throw new AppError(denied);
+  if (!folder) throw new AppError('FOLDER_NOT_FOUND');
+  await assertFolderAccess(db, principal, folder, action, denied);
   return folder;
 }
 
@@ -91,18 +112,11 @@ export async function loadFolderWithKeyChainFor(db: DbOrTrx, principal: Principa
 }
 
 /** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */
-export async function mayActOnFile(
-  db: DbOrTrx,
-  principal: Principal,
-  file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id' | 'trash_batch'>,
-  action: Action,
-): Promise<boolean> {
-  if (file.owner_id === principal.userId) return true;
-  if (action === 'manage' || hiddenFrom(principal, file)) return false;
-  return grantAllows(await effectiveGrant(db, principal.userId, { folderId: file.folder_id, fileId: file.id }), action);
+export async function mayActOnFile(db: DbOrTrx, principal: Principal, file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id' | 'trash_batch'>, action: Action): Promise<boolean> {
+  return (await accessTo(db, principal, file, { folderId: file.folder_id, fileId: file.id }, action)) === 'allowed';
 }
 
-/** Loads a file the principal may act on; unknown, trashed (for others than its owner) and forbidden files are all 404. */
+/** Loads a file the principal may act on; unknown, forbidden and hidden (see Access) files are all 404. */
 export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: string, action: Action): Promise<FileRow> {
   const file = await findFile(db, fileId);
   if (!file || !(await mayActOnFile(db, principal, file, action))) throw new AppError('FILE_NOT_FOUND');

@@ -1,4 +1,4 @@
-import { assertSameOwner, hiddenFrom, loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
+import { assertFolderAccess, assertSameOwner, loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { mutation } from '../../db/transaction.js';
@@ -171,9 +171,7 @@ function buildFolderService(ctx: AppContext) {
 
   async function details(principal: Principal, folderId: string): Promise<FolderDetail> {
     const rows = await detailRows(folderId);
-    // A folder hidden in the trash answers as an unknown id, not as a folder of someone else's.
-    if (hiddenFrom(principal, rows.folder)) throw new AppError('FOLDER_NOT_FOUND');
-    if (!(await mayActOnFolder(db, principal, rows.folder, 'view'))) throw new AppError('FOLDER_ACCESS_DENIED');
+    await assertFolderAccess(db, principal, rows.folder, 'view', 'FOLDER_ACCESS_DENIED');
     return toDetail(principal, rows, { recordAccess: true });
   }
 
