@@ -6,7 +6,7 @@ import { findBucket } from '../modules/buckets/buckets.repository.js';
 import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
 import { findFile } from '../modules/files/files.repository.js';
 import { findFolder, findFolderWithKeyChain, type KeyChain } from '../modules/folders/folders.repository.js';
-import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissions.repository.js';
+import { effectiveGrant, grantsOnFolders, type GrantFlags } from '../modules/permissions/permissions.repository.js';
 
 /**
  * The one place that answers "may this principal do X to this item". Routes and services ask it
@@ -121,6 +121,34 @@ export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: str
   const file = await findFile(db, fileId);
   if (!file || !(await mayActOnFile(db, principal, file, action))) throw new AppError('FILE_NOT_FOUND');
   return file;
+}
+
+/**
+ * How many folders of `chain` (a folder, then its ancestors nearest first) the principal may learn
+ * the names and ids of: the whole chain for the owner; for a grantee, up to the highest folder
+ * shared with them, above which the owner's tree is none of their business.
+ */
+export async function visibleChainLength(db: DbOrTrx, principal: Principal, ownerId: string, chain: string[]): Promise<number> {
+  if (ownerId === principal.userId) return chain.length;
+  const grants = await grantsOnFolders(db, principal.userId, chain);
+  let length = 0;
+  chain.forEach((id, i) => {
+    const flags = grants.get(id);
+    if (flags && grantAllows(flags, 'view')) length = i + 1;
+  });
+  return length;
+}
+
+/**
+ * The id of the folder holding an item the principal sees, or '' (the value of an item without a
+ * parent) when that folder is out of their sight: a file shared on its own, the highest folder
+ * shared with them. A live item's folder is live, so only the grants decide.
+ */
+export async function visibleParentId(db: DbOrTrx, principal: Principal, item: { owner_id: string; parentId: string | null }): Promise<string> {
+  if (!item.parentId) return '';
+  if (item.owner_id === principal.userId) return item.parentId;
+  const flags = await effectiveGrant(db, principal.userId, { folderId: item.parentId });
+  return grantAllows(flags, 'view') ? item.parentId : '';
 }
 
 /**

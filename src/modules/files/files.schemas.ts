@@ -18,7 +18,7 @@ export const FileDetail = Type.Object(
     size: Type.Integer(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    folderId: Type.String(),
+    folderId: Type.String({ description: '"" for a file shared with you whose folder is not' }),
     bucketId: Type.String(),
     contentType: Type.String(),
     visibility: Visibility,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, type Action } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, visibleParentId, type Action } from '../../access/access.js';
 import { adjustBlobRefs } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -102,6 +102,13 @@ export function fileDetail(row: FileRow): FileDetail {
     isDelete: row.trash_batch !== '',
     deletedAt: row.deleted_at,
   };
+}
+
+/** The detail of a file as the principal may see it: a grantee is not told the folder of a file shared on its own. */
+export async function fileDetailFor(db: DbOrTrx, principal: Principal, row: FileRow): Promise<FileDetail> {
+  const detail = fileDetail(row);
+  if (row.owner_id === principal.userId) return detail;
+  return { ...detail, folderId: await visibleParentId(db, principal, { owner_id: row.owner_id, parentId: row.folder_id }) };
 }
 
 /** An upload whose bytes are stored, waiting to be recorded (see recordUploadGroup). */
@@ -425,7 +432,7 @@ function buildFileService(ctx: AppContext) {
   }
 
   async function details(principal: Principal, fileId: string): Promise<FileDetail> {
-    return fileDetail(await loadFileFor(db, principal, fileId, 'view'));
+    return fileDetailFor(db, principal, await loadFileFor(db, principal, fileId, 'view'));
   }
 
   async function update(
