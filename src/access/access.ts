@@ -6,7 +6,7 @@ import { findBucket } from '../modules/buckets/buckets.repository.js';
 import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
 import { findFile } from '../modules/files/files.repository.js';
 import { findFolder, findFolderWithKeyChain, type KeyChain } from '../modules/folders/folders.repository.js';
-import { effectiveGrant, grantsOnFolders, type GrantFlags } from '../modules/permissions/permissions.repository.js';
+import { effectiveGrant, filesGrantedForDownload, grantsOnFolders, type GrantFlags } from '../modules/permissions/permissions.repository.js';
 
 /**
  * The one place that answers "may this principal do X to this item". Routes and services ask it
@@ -121,6 +121,16 @@ export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: str
   const file = await findFile(db, fileId);
   if (!file || !(await mayActOnFile(db, principal, file, action))) throw new AppError('FILE_NOT_FOUND');
   return file;
+}
+
+/**
+ * Which files of a listing of `folder` (one the principal may see) they may download: all for
+ * the owner or a downloader of the folder, else those granted to them for download on their own.
+ */
+export async function mayDownloadIn(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, fileIds: string[]): Promise<(fileId: string) => boolean> {
+  if (await mayActOnFolder(db, principal, folder, 'download')) return () => true;
+  const granted = await filesGrantedForDownload(db, principal.userId, fileIds);
+  return (fileId) => granted.has(fileId);
 }
 
 /**

@@ -25,7 +25,7 @@ export const FileDetail = Type.Object(
     retentionPeriod: Type.Union([RetentionPeriod, Type.Null()]),
     retainUntil: NullableTimestamp,
     hashName: Type.String(),
-    checksum: Type.String({ description: '`sha256:<hex>` of the content' }),
+    checksum: Type.String({ description: '`sha256:<hex>` of the content; "" for a file shared with you that you may not download' }),
     versionCount: Type.Integer(),
     isDelete: Type.Boolean(),
     deletedAt: NullableTimestamp,
@@ -36,7 +36,7 @@ export const FileDetail = Type.Object(
 export const Version = Type.Object({
   id: Type.String(),
   size: Type.Integer(),
-  checksum: Type.String(),
+  checksum: Type.String({ description: '`sha256:<hex>` of the content; "" for a file shared with you that you may not download' }),
   contentType: Type.String(),
   createdAt: Timestamp,
   isCurrent: Type.Boolean(),
