@@ -45,7 +45,7 @@ function grantAllows(flags: GrantFlags, action: Action): boolean {
  * "Shared with me" treat it so too; what a folder holds is trashed with it). A hidden item answers
  * as an unknown id; one denied keeps the answer it has when live, so nobody learns it is trashed.
  */
-export type Access = 'allowed' | 'denied' | 'hidden';
+type Access = 'allowed' | 'denied' | 'hidden';
 
 async function accessTo(
   db: DbOrTrx,
@@ -63,7 +63,7 @@ async function accessTo(
  * What the principal may do to the folder: its owner anything; another user what the union of
  * their grants on the folder and its ancestors allows (API.md §5), while it is not in the trash.
  */
-export function folderAccess(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<Access> {
+function folderAccess(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<Access> {
   return accessTo(db, principal, folder, { folderId: folder.id }, action);
 }
 
