@@ -2,6 +2,7 @@
 // every route × {owner, no permission, canView, canDownload, canEdit, no token} → status. The
 // grants are made on a folder the items sit in (or above), so every allowed cell also exercises
 // inheritance. Mutating routes get a fresh fixture per cell, so one cell never sees another's effect.
+// Trashed items are their owner's alone (permissions-trash.test.ts): only the owner restores.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS, build, client, signUp, type ApiResponse, type Client, type TestUser } from './helper.js';
@@ -68,7 +69,7 @@ const MATRIX: Row[] = [
   { route: 'DELETE /api/folders/delete/:folderId', call: (fx) => ({ method: 'DELETE', url: api(`/folders/delete/${fx.child}?trash=hard`) }), expect: OWNER_ONLY(200) },
   { route: 'POST /api/folders/move/:folderId', call: (fx) => ({ method: 'POST', url: api(`/folders/move/${fx.child}`), body: { targetParentId: fx.target } }), expect: EDIT(200) },
   { route: 'POST /api/folders/copy/:folderId', call: (fx) => ({ method: 'POST', url: api(`/folders/copy/${fx.child}`), body: { targetParentId: fx.target } }), expect: EDIT(201) },
-  { route: 'POST /api/folders/restore/:folderId', call: (fx) => ({ method: 'POST', url: api(`/folders/restore/${fx.trashedFolder}`) }), expect: EDIT(200) },
+  { route: 'POST /api/folders/restore/:folderId', call: (fx) => ({ method: 'POST', url: api(`/folders/restore/${fx.trashedFolder}`) }), expect: OWNER_ONLY(200) },
   // Files
   { route: 'POST /api/files/upload/:folderId', call: (fx) => ({ method: 'POST', url: api(`/files/upload/${fx.shared}`), body: MULTIPART, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } }), expect: EDIT(201) },
   { route: 'PUT /api/files/upload/:folderId', call: (fx) => ({ method: 'PUT', url: api(`/files/upload/${fx.shared}?name=raw.txt`), body: 'raw', headers: { 'content-type': 'application/octet-stream' } }), expect: EDIT(201) },
@@ -84,7 +85,7 @@ const MATRIX: Row[] = [
   { route: 'POST /api/files/copy/:fileId', call: (fx) => ({ method: 'POST', url: api(`/files/copy/${fx.file}`), body: { targetFolderId: fx.target } }), expect: EDIT(201) },
   { route: 'DELETE /api/files/delete/:fileId', call: (fx) => ({ method: 'DELETE', url: api(`/files/delete/${fx.file}?trash=soft`) }), expect: EDIT(200) },
   { route: 'DELETE /api/files/delete/:fileId', call: (fx) => ({ method: 'DELETE', url: api(`/files/delete/${fx.file}?trash=hard`) }), expect: OWNER_ONLY(200) },
-  { route: 'POST /api/files/restore/:fileId', call: (fx) => ({ method: 'POST', url: api(`/files/restore/${fx.trashedFile}`) }), expect: EDIT(200) },
+  { route: 'POST /api/files/restore/:fileId', call: (fx) => ({ method: 'POST', url: api(`/files/restore/${fx.trashedFile}`) }), expect: OWNER_ONLY(200) },
   { route: 'POST /api/files/versions/:fileId/:versionId/restore', call: (fx) => ({ method: 'POST', url: api(`/files/versions/${fx.file}/${fx.oldVersion}/restore`) }), expect: EDIT(200) },
   { route: 'DELETE /api/files/versions/:fileId/:versionId', call: (fx) => ({ method: 'DELETE', url: api(`/files/versions/${fx.file}/${fx.oldVersion}`) }), expect: OWNER_ONLY(200) },
   // Permissions: managing them is the owner's (`other` already holds one, so the owner updates: 200)

@@ -6,7 +6,7 @@ import { findBucket } from '../modules/buckets/buckets.repository.js';
 import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
 import { findFile } from '../modules/files/files.repository.js';
 import { findFolder, findFolderWithKeyChain, type KeyChain } from '../modules/folders/folders.repository.js';
-import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissions.repository.js';
+import { effectiveGrant, filesGrantedForDownload, grantsOnFolders, type GrantFlags } from '../modules/permissions/permissions.repository.js';
 
 /**
  * The one place that answers "may this principal do X to this item". Routes and services ask it
@@ -17,6 +17,8 @@ import { effectiveGrant, type GrantFlags } from '../modules/permissions/permissi
  * - `download`: read content;
  * - `edit`: rename, upload, create subfolders, move within the shared tree, soft delete;
  * - `manage`: hard delete, share, change permissions: the owner only.
+ *
+ * Trashed items are their owner's alone (see Access).
  */
 export type Action = 'view' | 'download' | 'edit' | 'manage';
 
@@ -38,18 +40,54 @@ function grantAllows(flags: GrantFlags, action: Action): boolean {
 }
 
 /**
- * Whether the principal may perform `action` on the folder: its owner may do anything; another
- * user what the union of their grants on the folder and its ancestors allows (API.md §5).
+ * What the principal may do to an item: `denied` by their grants, or `hidden`: allowed by their
+ * grants, but the item is in the trash, where only its owner sees (links, public addresses and
+ * "Shared with me" treat it so too; what a folder holds is trashed with it). A hidden item answers
+ * as an unknown id; one denied keeps the answer it has when live, so nobody learns it is trashed.
  */
-export async function mayActOnFolder(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id'>, action: Action): Promise<boolean> {
-  if (folder.owner_id === principal.userId) return true;
-  if (action === 'manage') return false;
-  return grantAllows(await effectiveGrant(db, principal.userId, { folderId: folder.id }), action);
+type Access = 'allowed' | 'denied' | 'hidden';
+
+async function accessTo(
+  db: DbOrTrx,
+  principal: Principal,
+  item: { owner_id: string; trash_batch: string },
+  grantsOn: { folderId: string; fileId?: string },
+  action: Action,
+): Promise<Access> {
+  if (item.owner_id === principal.userId) return 'allowed';
+  if (action === 'manage' || !grantAllows(await effectiveGrant(db, principal.userId, grantsOn), action)) return 'denied';
+  return item.trash_batch === '' ? 'allowed' : 'hidden';
 }
 
 /**
- * Loads a folder the principal may act on. Unknown ids are 404; a folder the caller may not
- * touch answers `denied` (404 by default, so ids of others' folders are not confirmed).
+ * What the principal may do to the folder: its owner anything; another user what the union of
+ * their grants on the folder and its ancestors allows (API.md §5), while it is not in the trash.
+ */
+function folderAccess(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<Access> {
+  return accessTo(db, principal, folder, { folderId: folder.id }, action);
+}
+
+export async function mayActOnFolder(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<boolean> {
+  return (await folderAccess(db, principal, folder, action)) === 'allowed';
+}
+
+/** Throws unless the principal may act on the folder: `denied` when their grants refuse, 404 when it is hidden in the trash. */
+export async function assertFolderAccess(
+  db: DbOrTrx,
+  principal: Principal,
+  folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
+  action: Action,
+  denied: ErrorCode,
+): Promise<void> {
+  const access = await folderAccess(db, principal, folder, action);
+  if (access === 'hidden') throw new AppError('FOLDER_NOT_FOUND');
+  if (access === 'denied') throw new AppError(denied);
+}
+
+/**
+ * Loads a folder the principal may act on. Unknown ids and folders hidden in the trash are 404;
+ * a folder the caller may not touch answers `denied` (404 by default, so ids of others' folders
+ * are not confirmed).
  */
 export async function loadFolderFor(
   db: DbOrTrx,
@@ -62,7 +100,7 @@ export async function loadFolderFor(
 ): Promise<FolderRow> {
   const folder = await find(db, folderId);
   if (!folder) throw new AppError('FOLDER_NOT_FOUND');
-  if (!(await mayActOnFolder(db, principal, folder, action))) throw new AppError(denied);
+  await assertFolderAccess(db, principal, folder, action, denied);
   return folder;
 }
 
@@ -74,17 +112,53 @@ export async function loadFolderWithKeyChainFor(db: DbOrTrx, principal: Principa
 }
 
 /** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */
-export async function mayActOnFile(db: DbOrTrx, principal: Principal, file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id'>, action: Action): Promise<boolean> {
-  if (file.owner_id === principal.userId) return true;
-  if (action === 'manage') return false;
-  return grantAllows(await effectiveGrant(db, principal.userId, { folderId: file.folder_id, fileId: file.id }), action);
+export async function mayActOnFile(db: DbOrTrx, principal: Principal, file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id' | 'trash_batch'>, action: Action): Promise<boolean> {
+  return (await accessTo(db, principal, file, { folderId: file.folder_id, fileId: file.id }, action)) === 'allowed';
 }
 
-/** Loads a file the principal may act on; unknown and forbidden files are both 404. */
+/** Loads a file the principal may act on; unknown, forbidden and hidden (see Access) files are all 404. */
 export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: string, action: Action): Promise<FileRow> {
   const file = await findFile(db, fileId);
   if (!file || !(await mayActOnFile(db, principal, file, action))) throw new AppError('FILE_NOT_FOUND');
   return file;
+}
+
+/**
+ * Which files of a listing of `folder` (one the principal may see) they may download: all for
+ * the owner or a downloader of the folder, else those granted to them for download on their own.
+ */
+export async function mayDownloadIn(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, fileIds: string[]): Promise<(fileId: string) => boolean> {
+  if (await mayActOnFolder(db, principal, folder, 'download')) return () => true;
+  const granted = await filesGrantedForDownload(db, principal.userId, fileIds);
+  return (fileId) => granted.has(fileId);
+}
+
+/**
+ * How many folders of `chain` (a folder, then its ancestors nearest first) the principal may learn
+ * the names and ids of: the whole chain for the owner; for a grantee, up to the highest folder
+ * shared with them, above which the owner's tree is none of their business.
+ */
+export async function visibleChainLength(db: DbOrTrx, principal: Principal, ownerId: string, chain: string[]): Promise<number> {
+  if (ownerId === principal.userId) return chain.length;
+  const grants = await grantsOnFolders(db, principal.userId, chain);
+  let length = 0;
+  chain.forEach((id, i) => {
+    const flags = grants.get(id);
+    if (flags && grantAllows(flags, 'view')) length = i + 1;
+  });
+  return length;
+}
+
+/**
+ * The id of the folder holding an item the principal sees, or '' (the value of an item without a
+ * parent) when that folder is out of their sight: a file shared on its own, the highest folder
+ * shared with them. A live item's folder is live, so only the grants decide.
+ */
+export async function visibleParentId(db: DbOrTrx, principal: Principal, item: { owner_id: string; parentId: string | null }): Promise<string> {
+  if (!item.parentId) return '';
+  if (item.owner_id === principal.userId) return item.parentId;
+  const flags = await effectiveGrant(db, principal.userId, { folderId: item.parentId });
+  return grantAllows(flags, 'view') ? item.parentId : '';
 }
 
 /**

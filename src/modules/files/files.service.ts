@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, type Action } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, mayDownloadIn, visibleParentId, type Action } from '../../access/access.js';
 import { adjustBlobRefs } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -104,6 +104,25 @@ export function fileDetail(row: FileRow): FileDetail {
   };
 }
 
+/**
+ * The checksum a caller may read: none ("") without the right to download, as the SHA-256 of a
+ * plaintext tells whether it is content one already knows.
+ */
+function checksumFor(checksum: string, mayDownload: boolean): string {
+  return mayDownload ? checksum : '';
+}
+
+/**
+ * The detail of a file as the principal may see it: a grantee is not told the folder of a file
+ * shared on its own, nor the checksum of what they may not download.
+ */
+export async function fileDetailFor(db: DbOrTrx, principal: Principal, row: FileRow): Promise<FileDetail> {
+  const detail = fileDetail(row);
+  if (row.owner_id === principal.userId) return detail;
+  const folderId = await visibleParentId(db, principal, { owner_id: row.owner_id, parentId: row.folder_id });
+  return { ...detail, folderId, checksum: checksumFor(row.checksum, await mayActOnFile(db, principal, row, 'download')) };
+}
+
 /** An upload whose bytes are stored, waiting to be recorded (see recordUploadGroup). */
 interface StoredUpload {
   principal: Principal;
@@ -206,6 +225,7 @@ function buildFileService(ctx: AppContext) {
     const stored = await content.store(input.body, limits, { sourceOwnsChunks: input.bodyOwnsChunks });
     try {
       const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
+      // The whole detail, checksum included: the uploader sent this content, whatever their rights.
       return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
     } catch (error) {
       uploadTargets.forget(folder.id);
@@ -425,7 +445,7 @@ function buildFileService(ctx: AppContext) {
   }
 
   async function details(principal: Principal, fileId: string): Promise<FileDetail> {
-    return fileDetail(await loadFileFor(db, principal, fileId, 'view'));
+    return fileDetailFor(db, principal, await loadFileFor(db, principal, fileId, 'view'));
   }
 
   async function update(
@@ -471,9 +491,10 @@ function buildFileService(ctx: AppContext) {
       throw new AppError('INVALID_CURSOR', 'This cursor belongs to another sort order');
     }
     const page = await repo.listFilesPage(db, folder.id, folder.trash_batch, { sort, order, limit: query.limit ?? DEFAULT_PAGE_SIZE, after });
+    const mayDownload = await mayDownloadIn(db, principal, folder, page.rows.map((row) => row.id));
     const last = page.rows[page.rows.length - 1];
     return {
-      data: page.rows.map(fileDetail),
+      data: page.rows.map((row) => ({ ...fileDetail(row), checksum: checksumFor(row.checksum, mayDownload(row.id)) })),
       total: Number(folder.child_files),
       nextCursor: page.hasMore && last ? encodeCursor([repo.sortValue(last, sort), last.id]) : null,
     };
@@ -640,10 +661,11 @@ function buildFileService(ctx: AppContext) {
 
   async function versions(principal: Principal, fileId: string): Promise<VersionView[]> {
     const file = await loadFileFor(db, principal, fileId, 'view');
+    const mayDownload = await mayActOnFile(db, principal, file, 'download');
     return (await repo.listVersions(db, file.id)).map((v) => ({
       id: v.id,
       size: Number(v.size),
-      checksum: v.checksum,
+      checksum: checksumFor(v.checksum, mayDownload),
       contentType: v.content_type,
       createdAt: v.created_at,
       isCurrent: v.id === file.current_version_id,

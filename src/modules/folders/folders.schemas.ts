@@ -22,10 +22,10 @@ export const FolderDetail = Type.Object(
     ownerFolder: Type.Union([Type.Object({ userId: Type.String(), name: Type.String() }), Type.Null()], {
       description: 'null for your own folder; the owner for a folder shared with you',
     }),
-    displayPath: Type.String({ examples: ['/Documents/2026'] }),
+    displayPath: Type.String({ description: 'For a folder shared with you, from the highest folder shared with you', examples: ['/Documents/2026'] }),
     locationLabel: Type.String({ examples: ['Paris (fr-par)'] }),
-    parentId: Type.String({ description: '"" for the root folder' }),
-    parentName: Type.String(),
+    parentId: Type.String({ description: '"" for the root folder, and for the highest folder shared with you (its parent is not yours to see)' }),
+    parentName: Type.String({ description: '"" where parentId is ""' }),
     isRoot: Type.Boolean(),
     accessUrl: Type.String({ examples: ['/folders/details/fld_01jd3kq8m7c9x4v2b6n0p5r8st'] }),
     shareUrl: Type.String({ examples: ['/folders/share/fld_01jd3kq8m7c9x4v2b6n0p5r8st'] }),
@@ -40,7 +40,7 @@ export const FolderDetail = Type.Object(
 const folderListItemFields = {
   id: Type.String(),
   bucketId: Type.String(),
-  parentId: Type.String(),
+  parentId: Type.String({ description: '"" for a root folder, and in /shared-with-me for a folder whose parent is not shared with you' }),
   hashUrl: Type.String(),
   name: Type.String(),
   visibility: Visibility,

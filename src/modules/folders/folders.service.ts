@@ -1,4 +1,4 @@
-import { assertSameOwner, loadBucketFor, loadFolderFor, mayActOnFolder } from '../../access/access.js';
+import { assertFolderAccess, assertSameOwner, loadBucketFor, loadFolderFor, mayActOnFolder, visibleChainLength } from '../../access/access.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { mutation } from '../../db/transaction.js';
@@ -128,8 +128,17 @@ function buildFolderService(ctx: AppContext) {
     return toDetail(principal, await detailRows(folderId));
   }
 
+  /** The ancestors (nearest first) the principal may learn of: a grantee's stop below the highest folder shared with them. */
+  async function visibleAncestors(principal: Principal, row: repo.FolderWithLocation, ancestors: repo.AncestorRow[]): Promise<repo.AncestorRow[]> {
+    if (row.owner_id === principal.userId) return ancestors;
+    const seen = await visibleChainLength(db, principal, row.owner_id, [row.id, ...ancestors.map((a) => a.id)]);
+    return ancestors.slice(0, Math.max(0, seen - 1));
+  }
+
   /** Builds the detail object; `recordAccess` marks a read by a user. */
-  async function toDetail(principal: Principal, { folder: row, ancestors }: repo.FolderDetailRows, options: { recordAccess?: boolean } = {}): Promise<FolderDetail> {
+  async function toDetail(principal: Principal, rows: repo.FolderDetailRows, options: { recordAccess?: boolean } = {}): Promise<FolderDetail> {
+    const row = rows.folder;
+    const ancestors = await visibleAncestors(principal, row, rows.ancestors);
     const names = ancestors.filter((a) => !a.is_root).map((a) => a.name).reverse();
     if (!row.is_root) names.push(row.name);
     let lastAccessAt = row.last_access_at;
@@ -150,7 +159,7 @@ function buildFolderService(ctx: AppContext) {
       ownerFolder: owned ? null : { userId: row.owner_id, name: owner?.name ?? '' },
       displayPath: `/${names.join('/')}`,
       locationLabel: locationLabel({ name_en: row.location_name, region_code: row.location_code }),
-      parentId: row.parent_id ?? '',
+      parentId: ancestors[0]?.id ?? '',
       parentName: ancestors[0] && !row.is_root ? ancestors[0].name : '',
       isRoot: row.is_root === 1,
       accessUrl: `/folders/details/${row.id}`,
@@ -171,7 +180,7 @@ function buildFolderService(ctx: AppContext) {
 
   async function details(principal: Principal, folderId: string): Promise<FolderDetail> {
     const rows = await detailRows(folderId);
-    if (!(await mayActOnFolder(db, principal, rows.folder, 'view'))) throw new AppError('FOLDER_ACCESS_DENIED');
+    await assertFolderAccess(db, principal, rows.folder, 'view', 'FOLDER_ACCESS_DENIED');
     return toDetail(principal, rows, { recordAccess: true });
   }
 

@@ -30,6 +30,33 @@ export async function effectiveGrant(db: DbOrTrx, userId: string, target: { fold
   return { view: Number(row?.v ?? 0) === 1, download: Number(row?.d ?? 0) === 1, edit: Number(row?.e ?? 0) === 1 };
 }
 
+/** The user's own grants on those of `folderIds` that carry one (grants inherited from above are not read). */
+export async function grantsOnFolders(db: DbOrTrx, userId: string, folderIds: string[]): Promise<Map<string, GrantFlags>> {
+  if (folderIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('permissions')
+    .select(['item_id', 'can_view', 'can_download', 'can_edit'])
+    .where('user_id', '=', userId)
+    .where('item_kind', '=', 'folder')
+    .where('item_id', 'in', folderIds)
+    .execute();
+  return new Map(rows.map((r) => [r.item_id, { view: Number(r.can_view) === 1, download: Number(r.can_download) === 1, edit: Number(r.can_edit) === 1 }]));
+}
+
+/** Which of `fileIds` the user holds a grant to download on, on the file itself. */
+export async function filesGrantedForDownload(db: DbOrTrx, userId: string, fileIds: string[]): Promise<Set<string>> {
+  if (fileIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('permissions')
+    .select('item_id')
+    .where('user_id', '=', userId)
+    .where('item_kind', '=', 'file')
+    .where('can_download', '=', 1)
+    .where('item_id', 'in', fileIds)
+    .execute();
+  return new Set(rows.map((r) => r.item_id));
+}
+
 /** Users holding a permission on the item itself (the `sharedUsersCount` of a folder). */
 export async function countItemGrants(db: DbOrTrx, kind: ItemKind, itemId: string): Promise<number> {
   const row = await db

@@ -1,13 +1,13 @@
-import { loadFileFor, loadFolderFor } from '../../access/access.js';
+import { loadFileFor, loadFolderFor, visibleParentId } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
-import type { NewPermission, PermissionRow } from '../../db/schema.js';
+import type { FolderRow, NewPermission, PermissionRow } from '../../db/schema.js';
 import { mutation } from '../../db/transaction.js';
 import { AppError } from '../../errors.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { assertId, newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
-import { fileDetail, type FileDetail } from '../files/files.service.js';
+import { fileDetailFor, type FileDetail } from '../files/files.service.js';
 import { findFolders } from '../folders/folders.repository.js';
 import { listItem, type FolderListItem } from '../folders/folders.service.js';
 import * as repo from './permissions.repository.js';
@@ -175,8 +175,10 @@ export function permissionService(ctx: AppContext) {
     const fileIds = idsOf('file');
     const folders = await findFolders(db, idsOf('folder'));
     const files = fileIds.length ? await db.selectFrom('files').selectAll().where('id', 'in', fileIds).execute() : [];
-    const folderById = new Map([...folders].map(([id, f]) => [id, listItem(f)]));
-    const fileById = new Map(files.map((f) => [f.id, fileDetail(f)]));
+    // The folder holding a shared item is named only when the caller may see it too.
+    const folderItem = async (f: FolderRow) => ({ ...listItem(f), parentId: await visibleParentId(db, principal, { owner_id: f.owner_id, parentId: f.parent_id }) });
+    const folderById = new Map(await Promise.all([...folders.values()].map(async (f) => [f.id, await folderItem(f)] as const)));
+    const fileById = new Map(await Promise.all(files.map(async (f) => [f.id, await fileDetailFor(db, principal, f)] as const)));
     const data: SharedItem[] = page.rows.map((row) => {
       const folder = row.item_kind === 'folder' ? folderById.get(row.item_id) ?? null : null;
       const file = row.item_kind === 'file' ? fileById.get(row.item_id) ?? null : null;
