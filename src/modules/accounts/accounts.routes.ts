@@ -15,14 +15,16 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       schema: {
         tags,
         summary: 'Create an account',
-        description: 'Allowed by the registration policy (`COFFRE_REGISTRATION`). Creates the default datahub, bucket and root folder and signs in.',
+        description:
+          'Allowed by the registration policy (`COFFRE_REGISTRATION`). Creates the default datahub, bucket and root folder and signs in. ' +
+          'Attempts are limited per client address (`COFFRE_REGISTRATION_MAX_PER_ADDRESS`; 429 with `Retry-After`).',
         security: [],
         body: S.RegisterBody,
-        response: { 201: Envelope(S.Session), ...errorResponses(400, 403, 409) },
+        response: { 201: Envelope(S.Session), ...errorResponses(400, 403, 409, 429) },
       },
     }, async (request, reply) => {
       reply.code(201);
-      return envelope(await accounts.register(request.body), 201);
+      return envelope(await accounts.register(request.body, request.ip), 201);
     });
 
     app.get('/auth/registration', {
@@ -87,10 +89,12 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       schema: {
         tags,
         summary: 'Find a user by exact e-mail',
-        description: 'Used to share with a colleague. Answers only an exact match.',
+        description:
+          'Used to share with a colleague. Answers only an exact match (case aside). ' +
+          'Limited per user and per client address (`COFFRE_LOOKUP_MAX_PER_USER`, `COFFRE_LOOKUP_MAX_PER_ADDRESS`; 429 with `Retry-After`).',
         querystring: S.LookupQuery,
-        response: { 200: Envelope(S.UserSummary), ...errorResponses(400, 401, 404) },
+        response: { 200: Envelope(S.UserSummary), ...errorResponses(400, 401, 404, 429) },
       },
-    }, async (request) => envelope(await accounts.lookup(request.query.email)));
+    }, async (request) => envelope(await accounts.lookup(principalOf(request), request.query.email, request.ip)));
   };
 }

@@ -85,8 +85,10 @@ export function accountService(ctx: AppContext) {
    */
   async function createUser(input: { email: string; password: string; name: string }, options: { onlyFirstUser?: boolean } = {}): Promise<UserRow> {
     const email = normalizeEmail(input.email);
-    if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
+    // Hashed before the e-mail is looked up: a taken e-mail then costs the same Argon2 work as a
+    // new one, so the time of the answer does not tell it apart (README, "Accounts and the web origin").
     const passwordHash = await hashPassword(input.password);
+    if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
     const now = nowIso();
     try {
       return await db.transaction().execute(async (trx) => {
@@ -127,8 +129,14 @@ export function accountService(ctx: AppContext) {
     }
   }
 
-  async function register(input: { email: string; password: string; name: string }): Promise<Session> {
+  /**
+   * Every attempt counts against the client address, accepted or not: a taken e-mail is still
+   * answered 409 (the client needs the reason, and a 201 must carry a token), so what limits
+   * probing for accounts is the number of attempts, and the answer's time (see createUser).
+   */
+  async function register(input: { email: string; password: string; name: string }, clientAddress: string): Promise<Session> {
     if (config.registration === 'closed') throw new AppError('REGISTRATION_CLOSED');
+    await consumeAttempt(db, [{ key: `register:address:${clientAddress}`, limit: config.registrationMaxPerAddress, windowSeconds: config.registrationWindowSeconds }]);
     const onlyFirstUser = config.registration === 'first-user';
     if (onlyFirstUser && (await repo.countUsers(db)) > 0) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
     return issueSession(await createUser(input, { onlyFirstUser }));
@@ -197,7 +205,13 @@ export function accountService(ctx: AppContext) {
     ctx.tokens.forget(tokenId);
   }
 
-  async function lookup(email: string): Promise<{ id: string; name: string }> {
+  /** An exact (case-insensitive) e-mail only; found or not, each lookup counts against the caller and their address. */
+  async function lookup(principal: Principal, email: string, clientAddress: string): Promise<{ id: string; name: string }> {
+    const window = config.lookupWindowSeconds;
+    await consumeAttempt(db, [
+      { key: `lookup:user:${principal.userId}`, limit: config.lookupMaxPerUser, windowSeconds: window },
+      { key: `lookup:address:${clientAddress}`, limit: config.lookupMaxPerAddress, windowSeconds: window },
+    ]);
     const user = await repo.findUserByEmail(db, normalizeEmail(email));
     if (!user) throw new AppError('USER_NOT_FOUND');
     return { id: user.id, name: user.name };
