@@ -17,7 +17,7 @@ import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
-import { installWeb } from './http/web.js';
+import { addPageHeaders, installWeb } from './http/web.js';
 import { installResponseBatching } from './http/response-batching.js';
 import { createMetrics, installRequestMetrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
@@ -161,7 +161,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // The API reference runs on the web app's origin: it gets the app pages' headers (in a context
+  // of its own, so they reach its responses only). Swagger UI loads only its own files; its top
+  // bar (BaseLayout leaves it out) draws a logo with an inline style that the policy would refuse.
+  await app.register(async (docs) => {
+    addPageHeaders(docs);
+    await docs.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { layout: 'BaseLayout' } });
+  });
 
   startBackgroundJobs(app, ctx);
   if (!deps.blobs) app.addHook('onClose', async () => blobs.close());
