@@ -15,6 +15,7 @@ import type { DatabaseHandle } from './db/database.js';
 import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
+import { clientErrorHandler } from './http/client-error.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
 import { addPageHeaders, installWeb } from './http/web.js';
@@ -114,6 +115,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       raw.header('x-request-id', request.id);
       raw.code(400).type('application/json; charset=utf-8').send({ status: 400, message: 'The URL is malformed', code: 'VALIDATION_FAILED', data: null });
     },
+    // Errors raised by Node's HTTP parser, before any request exists, leave as the envelope too.
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
