@@ -30,6 +30,8 @@ export const ERROR_CATALOG = {
   EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists' },
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
   TOKEN_NOT_FOUND: { status: 404, message: 'Token not found' },
+  SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
+  WRONG_CURRENT_PASSWORD: { status: 403, message: 'The current password is wrong' },
 
   // Storage hierarchy
   DATAHUB_NOT_FOUND: { status: 404, message: 'Datahub not found' },

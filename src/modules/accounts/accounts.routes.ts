@@ -1,15 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
 import { Envelope, envelope, errorResponses } from '../../http/envelope.js';
-import { accountService } from './accounts.service.js';
+import { accountService, type ClientInfo } from './accounts.service.js';
+import { sessionRoutes } from './sessions.routes.js';
 import * as S from './accounts.schemas.js';
+
+/** The client of a request that opens a session, as the list of sessions shows it. */
+function clientOf(request: FastifyRequest): ClientInfo {
+  return { address: request.ip, userAgent: request.headers['user-agent'] };
+}
 
 export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const accounts = accountService(ctx);
   return async (app) => {
     const tags = ['Accounts'];
+    await app.register(sessionRoutes(ctx));
     app.post('/auth/register', {
       config: { public: true },
       schema: {
@@ -24,7 +32,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
     }, async (request, reply) => {
       reply.code(201);
-      return envelope(await accounts.register(request.body, request.ip), 201);
+      return envelope(await accounts.register(request.body, clientOf(request)), 201);
     });
 
     app.get('/auth/registration', {
@@ -48,7 +56,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         body: S.LoginBody,
         response: { 200: Envelope(S.Session), ...errorResponses(400, 401, 429) },
       },
-    }, async (request) => envelope(await accounts.login(request.body, request.ip)));
+    }, async (request) => envelope(await accounts.login(request.body, clientOf(request))));
 
     app.post('/auth/logout', {
       schema: { tags, summary: 'Sign out: the token stops working', response: { 200: Envelope(Type.Null()), ...errorResponses(401) } },
