@@ -157,6 +157,26 @@ for (const dialect of DIALECTS) {
       await signIn(app, user.email, NEW_PASSWORD);
     });
 
+    it('a sign-in racing a password change with the old password ends with no valid session', async (t) => {
+      const { app } = await build(t, dialect, { config: { loginMaxFailuresPerAccount: 100 } });
+      const user = await signUp(app);
+      const change = user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
+      // Spread over the change's time, so that some check the old password just before it commits.
+      const signIns = Array.from({ length: 16 }, async (_, i) => {
+        await sleep(i * 3);
+        return app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: PASSWORD } });
+      });
+      assert.equal((await change).status, 200);
+      for (const res of await Promise.all(signIns)) {
+        if (res.statusCode !== 200) {
+          assert.equal(res.json().code, 'INVALID_CREDENTIALS');
+          continue;
+        }
+        // It signed in before the change was committed: the change signed it out.
+        assertError(await client(app, res.json().data.accessToken).get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+      }
+    });
+
     it('validates the new password, and limits wrong current passwords with the account\'s sign-in failures', async (t) => {
       const { app } = await build(t, dialect, { config: { loginMaxFailuresPerAccount: 2, loginMaxFailuresPerAddress: 100 } });
       const user = await signUp(app);
