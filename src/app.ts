@@ -15,9 +15,10 @@ import type { DatabaseHandle } from './db/database.js';
 import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { ErrorBody } from './http/envelope.js';
+import { clientErrorHandler } from './http/client-error.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
-import { installWeb } from './http/web.js';
+import { addPageHeaders, installWeb } from './http/web.js';
 import { createMetrics, installRequestMetrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
@@ -113,6 +114,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       raw.header('x-request-id', request.id);
       raw.code(400).type('application/json; charset=utf-8').send({ status: 400, message: 'The URL is malformed', code: 'VALIDATION_FAILED', data: null });
     },
+    // Errors raised by Node's HTTP parser, before any request exists, leave as the envelope too.
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -159,7 +162,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // The API reference runs on the web app's origin: it gets the app pages' headers (in a context
+  // of its own, so they reach its responses only). Swagger UI loads only its own files; its top
+  // bar (BaseLayout leaves it out) draws a logo with an inline style that the policy would refuse.
+  await app.register(async (docs) => {
+    addPageHeaders(docs);
+    await docs.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { layout: 'BaseLayout' } });
+  });
 
   startBackgroundJobs(app, ctx);
   if (!deps.blobs) app.addHook('onClose', async () => blobs.close());

@@ -37,6 +37,13 @@ export interface Config {
   readonly loginMaxFailuresPerAccount: number;
   readonly loginMaxFailuresPerAddress: number;
   readonly loginWindowSeconds: number;
+  /** Sign-up attempts (accepted or not) allowed per client address within `registrationWindowSeconds`. */
+  readonly registrationMaxPerAddress: number;
+  readonly registrationWindowSeconds: number;
+  /** User lookups by e-mail allowed per signed-in user, and per client address, within `lookupWindowSeconds`. */
+  readonly lookupMaxPerUser: number;
+  readonly lookupMaxPerAddress: number;
+  readonly lookupWindowSeconds: number;
   /** COFFRE_BLOB_STORE: `fs` (default, `<dataDir>/blobs`) or an S3 bucket. */
   readonly blobStore: BlobStoreConfig;
   /** Days a trashed item stays in the trash before the upkeep deletes it for good (0: kept until emptied). */
@@ -64,6 +71,11 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', '5', 'Failed logins per account before 429'],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', '20', 'Failed logins per client address before 429'],
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
+  ['COFFRE_REGISTRATION_MAX_PER_ADDRESS', '10', 'Sign-up attempts per client address (accepted, taken e-mail or otherwise) before 429'],
+  ['COFFRE_REGISTRATION_WINDOW_SECONDS', '3600', 'Window of the sign-up counters (at most 86400)'],
+  ['COFFRE_LOOKUP_MAX_PER_USER', '60', 'User lookups by e-mail (`GET /users/lookup`) per signed-in user before 429'],
+  ['COFFRE_LOOKUP_MAX_PER_ADDRESS', '300', 'User lookups by e-mail per client address before 429'],
+  ['COFFRE_LOOKUP_WINDOW_SECONDS', '900', 'Window of the lookup counters (at most 86400)'],
   ['COFFRE_COLLECT_INTERVAL_SECONDS', '60', 'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
   ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)'],
@@ -143,6 +155,12 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     loginMaxFailuresPerAccount: int('COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),
     loginMaxFailuresPerAddress: int('COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1),
     loginWindowSeconds: int('COFFRE_LOGIN_WINDOW_SECONDS', 900, 1),
+    // Windows stay under a day: the upkeep forgets counters a day old (jobs.ts).
+    registrationMaxPerAddress: int('COFFRE_REGISTRATION_MAX_PER_ADDRESS', 10, 1),
+    registrationWindowSeconds: int('COFFRE_REGISTRATION_WINDOW_SECONDS', 3600, 1, 86400),
+    lookupMaxPerUser: int('COFFRE_LOOKUP_MAX_PER_USER', 60, 1),
+    lookupMaxPerAddress: int('COFFRE_LOOKUP_MAX_PER_ADDRESS', 300, 1),
+    lookupWindowSeconds: int('COFFRE_LOOKUP_WINDOW_SECONDS', 900, 1, 86400),
     collectIntervalSeconds: int('COFFRE_COLLECT_INTERVAL_SECONDS', 60, 0),
     blobStore,
     trashRetentionDays: int('COFFRE_TRASH_RETENTION_DAYS', 30, 0, 36500),

@@ -12,11 +12,14 @@ export const ERROR_CATALOG = {
   EMPTY_UPDATE: { status: 400, message: 'The update changes nothing: give at least one field' },
   INVALID_TRASH_MODE: { status: 400, message: 'trash must be "soft" or "hard"' },
   INVALID_CURSOR: { status: 400, message: 'The pagination cursor is not valid' },
+  MALFORMED_REQUEST: { status: 400, message: 'The HTTP request is malformed' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type' },
   RATE_LIMITED: { status: 429, message: 'Too many attempts, try again later' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The URL or the request headers are too large' },
   INTERNAL_ERROR: { status: 500, message: 'Internal server error' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is not ready' },
 
@@ -27,6 +30,8 @@ export const ERROR_CATALOG = {
   EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists' },
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
   TOKEN_NOT_FOUND: { status: 404, message: 'Token not found' },
+  SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
+  WRONG_CURRENT_PASSWORD: { status: 403, message: 'The current password is wrong' },
 
   // Storage hierarchy
   DATAHUB_NOT_FOUND: { status: 404, message: 'Datahub not found' },

@@ -53,6 +53,13 @@ export interface BuildOptions {
   webRoot?: string | null;
 }
 
+/**
+ * Every test client comes from 127.0.0.1: the sign-up and lookup allowances of an address are
+ * lifted so that tests may sign up and look up as many users as they need. Tests of those limits
+ * set them in `config`.
+ */
+const UNTHROTTLED = { COFFRE_REGISTRATION_MAX_PER_ADDRESS: '1000000', COFFRE_LOOKUP_MAX_PER_USER: '1000000', COFFRE_LOOKUP_MAX_PER_ADDRESS: '1000000' };
+
 export interface TestApp {
   app: FastifyInstance;
   database: DatabaseHandle;
@@ -70,7 +77,7 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
   // test files run makes Kysely's migrator, which inspects every schema, fail intermittently.
   const schema = newSchemaName();
   const config = loadConfig(
-    { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
+    { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...UNTHROTTLED, ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
     { cryptoEngine: defaultEngine, ...options.config },
   );
   const database = await prepareDatabase(config, {

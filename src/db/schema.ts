@@ -48,6 +48,10 @@ export interface TokensTable {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /** The User-Agent of the sign-in that opened a session (at most 512 characters); null for personal tokens. */
+  user_agent: string | null;
+  /** The client address a session was opened from; null for personal tokens. */
+  client_address: string | null;
 }
 
 /** Fixed-window failure counters (logins now, link passwords later), shared by every instance. */

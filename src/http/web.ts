@@ -21,13 +21,25 @@ export const WEB_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const PAGE_HEADERS = {
+/** The headers of every document the origin serves: it holds the web app's bearer token in localStorage. */
+export const PAGE_HEADERS = {
   'content-security-policy': WEB_CSP,
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
 } as const;
+
+/**
+ * Gives every response of `scope` (an encapsulated context) the pages' headers: for documents
+ * served by a plugin of its own, such as the API reference, whose pages run on the web app's
+ * origin and could otherwise be framed or load script from elsewhere.
+ */
+export function addPageHeaders(scope: FastifyInstance): void {
+  scope.addHook('onRequest', async (_request, reply) => {
+    reply.headers(PAGE_HEADERS);
+  });
+}
 
 /** The pages of the single-page application: each answers index.html, the app routes in the browser. */
 export const WEB_PAGES = ['/', '/login', '/signup', '/files', '/files/:folderId', '/shared', '/trash', '/s/:sharedHash'] as const;

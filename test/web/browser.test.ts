@@ -280,6 +280,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(violations, [], 'no CSP violation or page error');
     });
 
+    it('the API reference renders under the pages\' policy, with no violation', async (t) => {
+      const browser = await launch(t);
+      if (!browser) return;
+      const port = await freePort();
+      const { app } = await build(t, dialect, { webRoot: null, config: { publicUrl: `http://127.0.0.1:${port}` } });
+      await app.listen({ port, host: '127.0.0.1' });
+      const violations: string[] = [];
+      const { page } = await newPage(browser, violations);
+      const res = await page.goto(`http://127.0.0.1:${port}/api/docs`);
+      assert.match(res?.headers()['content-security-policy'] ?? '', /frame-ancestors 'none'/);
+      await page.locator('.swagger-ui .info .title', { hasText: 'Coffre API' }).waitFor();
+      await page.locator('.opblock-tag', { hasText: 'Accounts' }).first().waitFor();
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
+
     it('moves, copies, versions, sets visibility, edits and revokes links, deletes for good and switches buckets', async (t) => {
       const started = await start(t, dialect);
       if (!started) return;

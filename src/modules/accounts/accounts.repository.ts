@@ -85,6 +85,36 @@ export async function deleteToken(db: DbOrTrx, userId: string, tokenId: string):
   return Number(result.numDeletedRows) > 0;
 }
 
+/** The live sign-in sessions of a user (not personal tokens), newest first. */
+export function listSessions(db: DbOrTrx, userId: string, now: string): Promise<TokenRow[]> {
+  return db
+    .selectFrom('tokens')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'session')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** Deletes one sign-in session of the user; returns whether it existed. */
+export async function deleteSession(db: DbOrTrx, userId: string, tokenId: string): Promise<boolean> {
+  const result = await db.deleteFrom('tokens').where('id', '=', tokenId).where('user_id', '=', userId).where('kind', '=', 'session').executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Deletes every sign-in session of the user but `keepId`; the ids deleted. */
+export async function deleteOtherSessions(db: DbOrTrx, userId: string, keepId: string): Promise<string[]> {
+  const rows = await db.deleteFrom('tokens').where('user_id', '=', userId).where('kind', '=', 'session').where('id', '!=', keepId).returning('id').execute();
+  return rows.map((row) => row.id);
+}
+
+/** Sets a new password hash if the account's is still `oldHash`; returns whether it did. */
+export async function replacePasswordHash(db: DbOrTrx, userId: string, oldHash: string, newHash: string, now: string): Promise<boolean> {
+  const result = await db.updateTable('users').set({ password_hash: newHash, updated_at: now }).where('id', '=', userId).where('password_hash', '=', oldHash).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export async function deleteExpiredTokens(db: DbOrTrx, now: string): Promise<void> {
   await db.deleteFrom('tokens').where('expires_at', '<=', now).execute();
 }

@@ -1,28 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
 import { Envelope, envelope, errorResponses } from '../../http/envelope.js';
-import { accountService } from './accounts.service.js';
+import { accountService, type ClientInfo } from './accounts.service.js';
+import { sessionRoutes } from './sessions.routes.js';
 import * as S from './accounts.schemas.js';
+
+/** The client of a request that opens a session, as the list of sessions shows it. */
+function clientOf(request: FastifyRequest): ClientInfo {
+  return { address: request.ip, userAgent: request.headers['user-agent'] };
+}
 
 export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const accounts = accountService(ctx);
   return async (app) => {
     const tags = ['Accounts'];
+    await app.register(sessionRoutes(ctx));
     app.post('/auth/register', {
       config: { public: true },
       schema: {
         tags,
         summary: 'Create an account',
-        description: 'Allowed by the registration policy (`COFFRE_REGISTRATION`). Creates the default datahub, bucket and root folder and signs in.',
+        description:
+          'Allowed by the registration policy (`COFFRE_REGISTRATION`). Creates the default datahub, bucket and root folder and signs in. ' +
+          'Attempts are limited per client address (`COFFRE_REGISTRATION_MAX_PER_ADDRESS`; 429 with `Retry-After`).',
         security: [],
         body: S.RegisterBody,
-        response: { 201: Envelope(S.Session), ...errorResponses(400, 403, 409) },
+        response: { 201: Envelope(S.Session), ...errorResponses(400, 403, 409, 429) },
       },
     }, async (request, reply) => {
       reply.code(201);
-      return envelope(await accounts.register(request.body), 201);
+      return envelope(await accounts.register(request.body, clientOf(request)), 201);
     });
 
     app.get('/auth/registration', {
@@ -46,7 +56,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         body: S.LoginBody,
         response: { 200: Envelope(S.Session), ...errorResponses(400, 401, 429) },
       },
-    }, async (request) => envelope(await accounts.login(request.body, request.ip)));
+    }, async (request) => envelope(await accounts.login(request.body, clientOf(request))));
 
     app.post('/auth/logout', {
       schema: { tags, summary: 'Sign out: the token stops working', response: { 200: Envelope(Type.Null()), ...errorResponses(401) } },
@@ -87,10 +97,12 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       schema: {
         tags,
         summary: 'Find a user by exact e-mail',
-        description: 'Used to share with a colleague. Answers only an exact match.',
+        description:
+          'Used to share with a colleague. Answers only an exact match (case aside). ' +
+          'Limited per user and per client address (`COFFRE_LOOKUP_MAX_PER_USER`, `COFFRE_LOOKUP_MAX_PER_ADDRESS`; 429 with `Retry-After`).',
         querystring: S.LookupQuery,
-        response: { 200: Envelope(S.UserSummary), ...errorResponses(400, 401, 404) },
+        response: { 200: Envelope(S.UserSummary), ...errorResponses(400, 401, 404, 429) },
       },
-    }, async (request) => envelope(await accounts.lookup(request.query.email)));
+    }, async (request) => envelope(await accounts.lookup(principalOf(request), request.query.email, request.ip)));
   };
 }

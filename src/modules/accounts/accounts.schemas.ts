@@ -44,3 +44,17 @@ export const CreateTokenBody = Type.Object({
 export const TokenIdParams = Type.Object({ tokenId: Type.String({ pattern: idPattern('tok') }) });
 export const LookupQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
 export const UserSummary = Type.Object({ id: Type.String(), name: Type.String() });
+
+export const SessionInfo = Type.Object({
+  id: Type.String({ description: 'Revoke with `DELETE /auth/sessions/{id}`' }),
+  device: Type.String({ description: 'Guessed from the User-Agent of the sign-in, e.g. "Firefox on Linux"', examples: ['Firefox on Linux'] }),
+  userAgent: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
+  clientAddress: Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'The address the session signed in from' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  lastUsedAt: NullableTimestamp,
+  expiresAt: NullableTimestamp,
+  current: Type.Boolean({ description: 'The session this request was made with' }),
+});
+export const SessionIdParams = Type.Object({ sessionId: Type.String({ pattern: idPattern('tok') }) });
+export const ChangePasswordBody = Type.Object({ currentPassword: Type.String({ maxLength: 1024 }), newPassword: Password });
+export const PasswordChanged = Type.Object({ revokedSessions: Type.Integer({ description: 'How many other sessions were signed out' }) });

@@ -9,6 +9,7 @@ import { insertDatahubWithBucket } from '../datahubs/datahubs.repository.js';
 import { findFirstActiveLocation } from '../regions/regions.repository.js';
 import * as repo from './accounts.repository.js';
 import { quotaOf } from './quota.js';
+import { MAX_USER_AGENT_LENGTH } from './user-agent.js';
 
 export interface UserView {
   id: string;
@@ -34,6 +35,12 @@ export interface PersonalTokenView {
   lastUsedAt: string | null;
 }
 
+/** Who is on the other end of a request that opens a session: shown in the list of sessions. */
+export interface ClientInfo {
+  address: string;
+  userAgent?: string;
+}
+
 export const DEFAULT_DATAHUB_NAME = 'My datahub';
 export const DEFAULT_BUCKET_NAME = 'default';
 
@@ -41,6 +48,14 @@ const FIRST_USER_TAKEN = 'Registration is closed: this server already has its fi
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+/** The failure counters of sign-in, per account and per client address; a password change counts its wrong guesses there too. */
+export function signInRules(config: AppContext['config'], email: string, clientAddress: string): [account: ThrottleRule, address: ThrottleRule] {
+  return [
+    { key: `login:account:${normalizeEmail(email)}`, limit: config.loginMaxFailuresPerAccount, windowSeconds: config.loginWindowSeconds },
+    { key: `login:address:${clientAddress}`, limit: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds },
+  ];
 }
 
 // Verifying against a real hash when the account does not exist keeps the timing of
@@ -62,11 +77,17 @@ export function accountService(ctx: AppContext) {
     };
   }
 
-  async function issueSession(user: UserRow): Promise<Session> {
+  /**
+   * Opens a session for `user`. After a sign-in (`verifiedHash`: the hash its password matched),
+   * only while that is still the account's password, checked under the user's row lock, which a
+   * password change takes too: a sign-in racing a change either sees the new hash here or was
+   * committed before the change, which then signs it out.
+   */
+  async function issueSession(user: UserRow, client: ClientInfo, verifiedHash?: string): Promise<Session> {
     const token = newBearerToken();
     const now = nowIso();
     const expiresAt = isoPlus(now, config.sessionTtlDays * DAY_MS);
-    await repo.insertToken(db, {
+    const row: TokenRow = {
       id: newId('tok'),
       user_id: user.id,
       kind: 'session',
@@ -75,7 +96,17 @@ export function accountService(ctx: AppContext) {
       created_at: now,
       expires_at: expiresAt,
       last_used_at: now,
-    });
+      user_agent: client.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) || null,
+      client_address: client.address,
+    };
+    if (verifiedHash === undefined) await repo.insertToken(db, row);
+    else {
+      await db.transaction().execute(async (trx) => {
+        await repo.lockUser(trx, ctx.database.capabilities.rowLocks, user.id);
+        if ((await repo.findUserById(trx, user.id))?.password_hash !== verifiedHash) throw new AppError('INVALID_CREDENTIALS');
+        await repo.insertToken(trx, row);
+      });
+    }
     return { user: toView(user), accessToken: token, expiresAt };
   }
 
@@ -85,8 +116,10 @@ export function accountService(ctx: AppContext) {
    */
   async function createUser(input: { email: string; password: string; name: string }, options: { onlyFirstUser?: boolean } = {}): Promise<UserRow> {
     const email = normalizeEmail(input.email);
-    if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
+    // Hashed before the e-mail is looked up: a taken e-mail then costs the same Argon2 work as a
+    // new one, so the time of the answer does not tell it apart (README, "Accounts and the web origin").
     const passwordHash = await hashPassword(input.password);
+    if (await repo.findUserByEmail(db, email)) throw new AppError('EMAIL_TAKEN');
     const now = nowIso();
     try {
       return await db.transaction().execute(async (trx) => {
@@ -127,11 +160,17 @@ export function accountService(ctx: AppContext) {
     }
   }
 
-  async function register(input: { email: string; password: string; name: string }): Promise<Session> {
+  /**
+   * Every attempt counts against the client address, accepted or not: a taken e-mail is still
+   * answered 409 (the client needs the reason, and a 201 must carry a token), so what limits
+   * probing for accounts is the number of attempts, and the answer's time (see createUser).
+   */
+  async function register(input: { email: string; password: string; name: string }, client: ClientInfo): Promise<Session> {
     if (config.registration === 'closed') throw new AppError('REGISTRATION_CLOSED');
+    await consumeAttempt(db, [{ key: `register:address:${client.address}`, limit: config.registrationMaxPerAddress, windowSeconds: config.registrationWindowSeconds }]);
     const onlyFirstUser = config.registration === 'first-user';
     if (onlyFirstUser && (await repo.countUsers(db)) > 0) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
-    return issueSession(await createUser(input, { onlyFirstUser }));
+    return issueSession(await createUser(input, { onlyFirstUser }), client);
   }
 
   /** Whether a sign-up would be accepted now, for the sign-in page (the policy itself is not secret). */
@@ -141,19 +180,17 @@ export function accountService(ctx: AppContext) {
     return { policy: 'open', open: true };
   }
 
-  async function login(input: { email: string; password: string }, clientAddress: string): Promise<Session> {
-    const email = normalizeEmail(input.email);
-    const accountRule: ThrottleRule = { key: `login:account:${email}`, limit: config.loginMaxFailuresPerAccount, windowSeconds: config.loginWindowSeconds };
-    const addressRule: ThrottleRule = { key: `login:address:${clientAddress}`, limit: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds };
+  async function login(input: { email: string; password: string }, client: ClientInfo): Promise<Session> {
+    const [accountRule, addressRule] = signInRules(config, input.email, client.address);
     await consumeAttempt(db, [accountRule, addressRule]);
-    const user = await repo.findUserByEmail(db, email);
+    const user = await repo.findUserByEmail(db, normalizeEmail(input.email));
     dummyHash ??= hashPassword('coffre-timing-equaliser');
     const ok = await verifyPassword(user?.password_hash ?? (await dummyHash), input.password);
     if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
     // Only failures count: a success clears the account's counter and gives back its address attempt.
     await clearAttempts(db, [accountRule.key]);
     await refundAttempt(db, [addressRule.key]);
-    return issueSession(user);
+    return issueSession(user, client, user.password_hash);
   }
 
   async function logout(principal: Principal): Promise<void> {
@@ -183,6 +220,8 @@ export function accountService(ctx: AppContext) {
       created_at: now,
       expires_at: input.expiresInDays ? isoPlus(now, input.expiresInDays * DAY_MS) : null,
       last_used_at: null,
+      user_agent: null,
+      client_address: null,
     };
     await repo.insertToken(db, row);
     return { ...tokenView(row), token };
@@ -197,7 +236,13 @@ export function accountService(ctx: AppContext) {
     ctx.tokens.forget(tokenId);
   }
 
-  async function lookup(email: string): Promise<{ id: string; name: string }> {
+  /** An exact (case-insensitive) e-mail only; found or not, each lookup counts against the caller and their address. */
+  async function lookup(principal: Principal, email: string, clientAddress: string): Promise<{ id: string; name: string }> {
+    const window = config.lookupWindowSeconds;
+    await consumeAttempt(db, [
+      { key: `lookup:user:${principal.userId}`, limit: config.lookupMaxPerUser, windowSeconds: window },
+      { key: `lookup:address:${clientAddress}`, limit: config.lookupMaxPerAddress, windowSeconds: window },
+    ]);
     const user = await repo.findUserByEmail(db, normalizeEmail(email));
     if (!user) throw new AppError('USER_NOT_FOUND');
     return { id: user.id, name: user.name };
