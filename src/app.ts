@@ -14,6 +14,7 @@ import { loadMasterKey } from './crypto/master-key.js';
 import type { DatabaseHandle } from './db/database.js';
 import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
+import { installBodyTimeouts } from './http/body-timeout.js';
 import { ErrorBody } from './http/envelope.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
@@ -119,6 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   installClosingAnswer(app);
+  installBodyTimeouts(app, { idleMs: config.bodyIdleSeconds * 1000, wholeMs: config.jsonBodySeconds * 1000 });
   installResponseBatching(app);
   const metrics = createMetrics();
   installRequestMetrics(app, metrics);

@@ -14,6 +14,7 @@ export const ERROR_CATALOG = {
   INVALID_CURSOR: { status: 400, message: 'The pagination cursor is not valid' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request body stopped arriving' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type' },
   RATE_LIMITED: { status: 429, message: 'Too many attempts, try again later' },

@@ -72,6 +72,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
         limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 100, fields: 20, parts: 200, fieldSize: 64 * 1024 },
       });
       scope.post('/files/upload/:folderId', {
+        config: { streamedBody: true },
         schema: {
           tags,
           summary: 'Upload files (multipart)',
@@ -122,6 +123,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       // The body is streamed by the handler itself, whatever its type.
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
       scope.put('/files/upload/:folderId', {
+        config: { streamedBody: true },
         schema: {
           tags,
           summary: 'Upload one file from the raw request body',
