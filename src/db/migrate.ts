@@ -11,6 +11,7 @@ import * as m007 from './migrations/007-listing-versions.js';
 import * as m008 from './migrations/008-trash-indexes.js';
 import * as m009 from './migrations/009-deleted-indexes.js';
 import * as m010 from './migrations/010-inline-blobs.js';
+import * as m011 from './migrations/011-upload-holds.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008-trash-indexes': m008,
   '009-deleted-indexes': m009,
   '010-inline-blobs': m010,
+  '011-upload-holds': m011,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

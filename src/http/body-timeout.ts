@@ -73,7 +73,7 @@ function watchBody(request: FastifyRequest, reply: FastifyReply, limits: BodyTim
   req.on('timeout', onIdle).once('end', stop).once('close', stop);
   res.on('timeout', onDone).once('prefinish', stop).once('close', stop);
   socket.setTimeout(limits.idleMs);
-  if (!request.routeOptions.config.streamedBody) {
+  if (!request.routeOptions.config?.streamedBody) {
     const late = `The request body did not arrive within ${limits.wholeMs / 1000} s`;
     whole = setTimeout(() => (req.complete ? stop() : timeOut(request, reply, stop, late)), limits.wholeMs);
   }
