@@ -14,6 +14,7 @@ import { loadMasterKey } from './crypto/master-key.js';
 import type { DatabaseHandle } from './db/database.js';
 import { ERROR_CATALOG } from './errors.js';
 import { installAuth } from './http/auth.js';
+import { installBodyTimeouts } from './http/body-timeout.js';
 import { ErrorBody } from './http/envelope.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -121,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   installClosingAnswer(app);
+  installBodyTimeouts(app, { idleMs: config.bodyIdleSeconds * 1000, wholeMs: config.jsonBodySeconds * 1000 });
   const metrics = createMetrics();
   installRequestMetrics(app, metrics);
   // An empty body with a JSON content type (common on DELETE and POST without payload) means "no body".

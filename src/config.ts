@@ -27,6 +27,10 @@ export interface Config {
   readonly sessionTtlDays: number;
   /** Largest accepted JSON request body, in bytes. */
   readonly jsonBodyLimit: number;
+  /** Seconds a request body may go without a byte arriving before it is answered 408 (uploads included). */
+  readonly bodyIdleSeconds: number;
+  /** Seconds a body that is not an upload (JSON) has to arrive whole. */
+  readonly jsonBodySeconds: number;
   readonly logLevel: string;
   /** COFFRE_MASTER_KEY; null: read or create `<dataDir>/master.key`. */
   readonly masterKey: string | null;
@@ -68,6 +72,8 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_MAX_UPLOAD_BYTES', '10737418240', 'Largest file one upload accepts (10 GiB); larger is 413'],
   ['COFFRE_SESSION_TTL_DAYS', '30', 'Lifetime of a login token'],
   ['COFFRE_JSON_BODY_LIMIT', '1048576', 'Largest JSON request body in bytes'],
+  ['COFFRE_BODY_IDLE_SECONDS', '60', 'A request body (an upload too) from which no byte arrives for this long is answered 408 `REQUEST_TIMEOUT` and what it sent is freed; an upload that keeps moving is never cut'],
+  ['COFFRE_JSON_BODY_SECONDS', '30', 'A request body that is not an upload (JSON) must arrive whole within this many seconds, else 408 `REQUEST_TIMEOUT`'],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', '5', 'Failed logins per account before 429'],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', '20', 'Failed logins per client address before 429'],
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
@@ -152,6 +158,8 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     maxUploadBytes: int('COFFRE_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 1),
     sessionTtlDays: int('COFFRE_SESSION_TTL_DAYS', 30, 1, 3650),
     jsonBodyLimit: int('COFFRE_JSON_BODY_LIMIT', 1024 * 1024, 1024),
+    bodyIdleSeconds: int('COFFRE_BODY_IDLE_SECONDS', 60, 1, 86400),
+    jsonBodySeconds: int('COFFRE_JSON_BODY_SECONDS', 30, 1, 86400),
     loginMaxFailuresPerAccount: int('COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),
     loginMaxFailuresPerAddress: int('COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1),
     loginWindowSeconds: int('COFFRE_LOGIN_WINDOW_SECONDS', 900, 1),

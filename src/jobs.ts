@@ -5,6 +5,7 @@ import type { AppContext } from './context.js';
 import { forgetOldLeases } from './db/leases.js';
 import { DAY_MS, isoPlus, nowIso } from './lib/time.js';
 import { deleteExpiredTokens } from './modules/accounts/accounts.repository.js';
+import { clearStaleHolds } from './modules/accounts/upload-holds.js';
 import { deleteClosedLinks } from './modules/links/links.repository.js';
 import { purgeExpiredTrash } from './modules/trash/trash.purge.js';
 
@@ -27,7 +28,7 @@ export interface RoundReport {
 /**
  * One round of upkeep: the trash purge (after COFFRE_TRASH_RETENTION_DAYS), partial writes left
  * by a crash, blobs no version references any more, long-closed share links, expired sign-in
- * tokens, stale throttle counters and job leases. Rounds run on every instance at once: work on
+ * tokens, stale throttle counters, job leases and quota holds. Rounds run on every instance at once: work on
  * items is claimed first (`FOR UPDATE SKIP LOCKED` on PostgreSQL), the rest are single
  * conditional statements.
  */
@@ -59,6 +60,8 @@ export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
   await step(() => deleteExpiredTokens(ctx.db, now));
   await step(() => forgetOldAttempts(ctx.db, Date.now() - OLD_ATTEMPTS_MS));
   await step(() => forgetOldLeases(ctx.db, isoPlus(now, -DAY_MS)));
+  // Quota held by uploads of an instance that died mid-upload (its lease ran out).
+  await step(() => clearStaleHolds(ctx.db, now));
   if (errors.length === 1) throw errors[0];
   if (errors.length > 1) throw new AggregateError(errors, `${errors.length} upkeep steps failed`);
   return report;

@@ -12,10 +12,12 @@ const STATUS_FIELDS: Record<string, FieldType> = {
   capacity_bytes: 'number',
   used_bytes: 'number',
   remaining_bytes: 'number',
+  in_progress_bytes: 'number',
   'warning.is_low': 'boolean',
   'readable.capacity': 'string',
   'readable.used': 'string',
   'readable.remaining': 'string',
+  'readable.in_progress': 'string',
 };
 const GiB = 1024 ** 3;
 
@@ -38,8 +40,9 @@ for (const dialect of DIALECTS) {
         capacity_bytes: 10 * GiB,
         used_bytes: 0,
         remaining_bytes: 10 * GiB,
+        in_progress_bytes: 0,
         warning: { is_low: false },
-        readable: { capacity: '10 GB', used: '0 B', remaining: '10 GB' },
+        readable: { capacity: '10 GB', used: '0 B', remaining: '10 GB', in_progress: '0 B' },
       });
     });
 
@@ -60,7 +63,7 @@ for (const dialect of DIALECTS) {
       assert.equal(status.used_bytes, 6144);
       assert.equal(status.capacity_bytes, 1024 * 1024);
       assert.equal(status.remaining_bytes, 1024 * 1024 - 6144);
-      assert.deepEqual(status.readable, { capacity: '1 MB', used: '6 KB', remaining: '1018 KB' });
+      assert.deepEqual(status.readable, { capacity: '1 MB', used: '6 KB', remaining: '1018 KB', in_progress: '0 B' });
       assert.equal(status.warning.is_low, false);
 
       let datahubTotal = 0;
@@ -81,7 +84,7 @@ for (const dialect of DIALECTS) {
       status = (await user.api.get('/api/storage/status')).body.data;
       assert.equal(status.remaining_bytes, 999);
       assert.equal(status.warning.is_low, true);
-      assert.deepEqual(status.readable, { capacity: '9.77 KB', used: '8.79 KB', remaining: '999 B' });
+      assert.deepEqual(status.readable, { capacity: '9.77 KB', used: '8.79 KB', remaining: '999 B', in_progress: '0 B' });
     });
 
     it('capacity follows the per-account quota of `coffre user quota`; remaining never goes below 0', async (t) => {

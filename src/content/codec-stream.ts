@@ -7,9 +7,10 @@ const HIGH_WATER_MARK = 512 * 1024;
 export interface CodecStreamOptions {
   /**
    * Called with the input's running byte count before each chunk is taken; an error it throws
-   * fails the stream with that chunk (an upload's size limits, checked as the bytes arrive).
+   * fails the stream with that chunk (an upload's size limits, checked as the bytes arrive), and
+   * a promise it returns holds the chunk until it settles (the quota held in steps).
    */
-  checkInput?: (bytes: number) => void;
+  checkInput?: (bytes: number) => void | Promise<void>;
 }
 
 /** A codec as a stream, run on the event loop: the portable path, and the path of stores that are not local files. */
@@ -26,8 +27,19 @@ export class CodecStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    let checked: void | Promise<void>;
     try {
-      this.options.checkInput?.(this.seen + chunk.length);
+      checked = this.options.checkInput?.(this.seen + chunk.length);
+    } catch (error) {
+      return callback(error as Error);
+    }
+    // Held until the check settles (a step of the quota's hold); destroyed meanwhile, it takes nothing.
+    if (checked instanceof Promise) checked.then(() => (this.destroyed ? callback() : this.takeChunk(chunk, callback)), callback);
+    else this.takeChunk(chunk, callback);
+  }
+
+  private takeChunk(chunk: Buffer, callback: TransformCallback): void {
+    try {
       this.seen += chunk.length;
       this.pushAll(this.codec.write([chunk]));
     } catch (error) {

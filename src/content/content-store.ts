@@ -38,8 +38,13 @@ export interface StoredContent {
 export interface UploadLimits {
   /** COFFRE_MAX_UPLOAD_BYTES: 413 beyond it. */
   maxBytes: number;
-  /** What the owner's quota still allows: 507 beyond it. */
-  quotaRemaining: number;
+  /**
+   * Holds the owner's quota for the first `bytes` of a stream's plaintext before they are written:
+   * nothing when they are held already, else a promise the input waits for, which rejects (507
+   * QUOTA_EXCEEDED) when the quota cannot take them. A body read whole (at most 64 KiB, in memory)
+   * needs none: it is kept in the database, or on disk only until the same request records it.
+   */
+  hold?: (bytes: number) => void | Promise<void>;
   /** COFFRE_INLINE_BLOB_BYTES: a body read whole up to this long is kept in the database. */
   inlineMaxBytes: number;
 }
@@ -92,7 +97,8 @@ export interface ContentStore {
   readonly engineName: string;
   /**
    * Encrypts and stores a plaintext stream, checking `limits` as the bytes arrive (413
-   * PAYLOAD_TOO_LARGE, 507 QUOTA_EXCEEDED), and returns the new blob with its size and SHA-256.
+   * PAYLOAD_TOO_LARGE; the quota held, or 507 QUOTA_EXCEEDED), and returns the new blob with its
+   * size and SHA-256.
    * On any failure (a limit, the client gone, a storage error) its bytes and row are removed
    * before it rejects, and the source is destroyed.
    */
@@ -162,7 +168,10 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
   }
 
   async function putStream(blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits, put: PutOptions, options: StoreOptions): Promise<Sealed> {
-    const checkInput = (bytes: number) => checkLimits(bytes, limits);
+    const checkInput = (bytes: number) => {
+      checkLimits(bytes, limits);
+      return limits.hold?.(bytes);
+    };
     if (blobs.localFiles) {
       let summary: SealedSummary | undefined;
       const seal = { sourceOwnsChunks: options.sourceOwnsChunks ?? false, checkInput };
@@ -232,7 +241,6 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
 
 function checkLimits(bytes: number, limits: UploadLimits): void {
   if (bytes > limits.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${limits.maxBytes} bytes`);
-  if (bytes > limits.quotaRemaining) throw new AppError('QUOTA_EXCEEDED');
 }
 
 function storedOf(result: PutResult): { storedSize: number; durable?: Promise<void> } {

@@ -15,8 +15,11 @@ export interface SealIntoFileOptions {
    * chunks): an engine may read it in place after the source has moved on, and free it after.
    */
   sourceOwnsChunks: boolean;
-  /** Called with the running plaintext byte count before each chunk is taken; what it throws fails the seal. */
-  checkInput: (bytes: number) => void;
+  /**
+   * Called with the running plaintext byte count before each chunk is taken; what it throws fails
+   * the seal, and a promise it returns holds the chunk until it settles (the same way).
+   */
+  checkInput: (bytes: number) => void | Promise<void>;
   segmentLog2?: number;
   /** Fixed only by the test vectors; random otherwise. */
   noncePrefix?: Buffer;

@@ -33,9 +33,10 @@ export interface FileEncryptOptions {
   ownsInput?: boolean;
   /**
    * Called with the input's running byte count before each chunk is taken; an error it throws
-   * fails the stream with that chunk (an upload's size limits, checked as the bytes arrive).
+   * fails the stream with that chunk (an upload's size limits, checked as the bytes arrive), and
+   * a promise it returns holds the chunk until it settles (the quota held in steps).
    */
-  checkInput?: (bytes: number) => void;
+  checkInput?: (bytes: number) => void | Promise<void>;
 }
 
 /** Input taken and not yet in a run: a chunk, or what is left of one. */
@@ -106,7 +107,7 @@ export class FileEncryptStream extends Writable {
   private finishing: ((error?: Error | null) => void) | null = null;
   private closing: (() => void) | null = null;
   private readonly ownsInput: boolean;
-  private readonly checkInput: ((bytes: number) => void) | undefined;
+  private readonly checkInput: ((bytes: number) => void | Promise<void>) | undefined;
   /** `sha256:<hex>` of the plaintext, once the stream has finished. */
   checksum: string | undefined;
 
@@ -132,11 +133,18 @@ export class FileEncryptStream extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let checked: void | Promise<void>;
     try {
-      this.checkInput?.(this.seenBytes + chunk.length);
+      checked = this.checkInput?.(this.seenBytes + chunk.length);
     } catch (error) {
       return callback(error as Error);
     }
+    // Held until the check settles (a step of the quota's hold); destroyed meanwhile, it takes nothing.
+    if (checked instanceof Promise) checked.then(() => (this.destroyed ? callback() : this.takeChunk(chunk, callback)), callback);
+    else this.takeChunk(chunk, callback);
+  }
+
+  private takeChunk(chunk: Buffer, callback: (error?: Error | null) => void): void {
     this.seenBytes += chunk.length;
     if (chunk.length === 0) return callback();
     this.pending.push(this.ownsInput ? { view: chunk, memory: wholeMemory(chunk) } : copied(chunk));

@@ -20,6 +20,7 @@ export interface Database {
   blobs: BlobsTable;
   permissions: PermissionsTable;
   job_leases: JobLeasesTable;
+  upload_holds: UploadHoldsTable;
 }
 
 export interface UsersTable {
@@ -33,6 +34,8 @@ export interface UsersTable {
   default_bucket_id: string | null;
   /** Bytes of every version of every file not hard-deleted (trash included): the quota's use. */
   used_bytes: Generated<number>;
+  /** Bytes the user's uploads in flight hold against the quota (the sum of their upload_holds rows). */
+  held_bytes: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -60,6 +63,14 @@ export interface JobLeasesTable {
   job: string;
   item_id: string;
   lease_until: string;
+}
+
+/** One upload in flight's share of its owner's quota (migration 011): cleared by the upkeep after `expires_at`. */
+export interface UploadHoldsTable {
+  id: string;
+  user_id: string;
+  bytes: number;
+  expires_at: string;
 }
 
 export interface ThrottlesTable {

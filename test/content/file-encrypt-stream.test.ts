@@ -9,9 +9,9 @@ import { finished, pipeline } from 'node:stream/promises';
 import { describe, test, type TestContext } from 'node:test';
 import { nodeAead } from '../../src/content/aead.js';
 import { CodecStream } from '../../src/content/codec-stream.js';
-import { Opener } from '../../src/content/codecs.js';
+import { Opener, Sealer } from '../../src/content/codecs.js';
 import { FileEncryptStream, type FileEncryptOptions } from '../../src/content/file-encrypt-stream.js';
-import { CipherFormatError, HEADER_BYTES, MAGIC, TAG_BYTES, sealedSize } from '../../src/content/format.js';
+import { CipherFormatError, HEADER_BYTES, MAGIC, TAG_BYTES, newHeader, sealedSize } from '../../src/content/format.js';
 import { requireNativeAddon } from '../support/native.js';
 
 const nativeAddon = requireNativeAddon();
@@ -193,7 +193,7 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     const key = randomBytes(32);
     const data = randomBytes(3 * MIB + 5);
     const seen: number[] = [];
-    await encryptToFile(t, key, chunksOf(data, 65529), { checkInput: (bytes) => seen.push(bytes) });
+    await encryptToFile(t, key, chunksOf(data, 65529), { checkInput: (bytes) => void seen.push(bytes) });
     const expected = [...chunksOf(data, 65529)].map((_, i) => Math.min((i + 1) * 65529, data.length));
     assert.deepEqual(seen, expected);
 
@@ -208,6 +208,36 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     await closed(stream);
     assert.ok(stream.plaintextBytes <= 2 * MIB, `${stream.plaintextBytes} bytes taken`);
     assert.equal(stream.checksum, undefined);
+  });
+
+  test('a promise checkInput returns holds the chunk until it settles; a rejected one fails the stream (both engines)', async (t) => {
+    const key = randomBytes(32);
+    const data = randomBytes(3 * MIB + 5);
+    const refused = new Error('the quota cannot take more');
+    // A step every MiB, as a quota hold takes them: the chunk waits for it, whatever the engine.
+    const holding = (refuseAbove: number) => {
+      let held = 0;
+      return (bytes: number) => {
+        if (bytes <= held) return;
+        return new Promise<void>((resolve, reject) => setTimeout(() => (bytes > refuseAbove ? reject(refused) : resolve(void (held += MIB))), 5));
+      };
+    };
+    const { stream, stored } = await encryptToFile(t, key, chunksOf(data, 65529), { checkInput: holding(Infinity) });
+    assert.equal(stream.checksum, sha256(data));
+    assert.ok((await decrypt(key, stored)).equals(data));
+    const { fd } = await outputFile(t);
+    const native = new FileEncryptStream(nativeAddon, key, { fd, wrote: () => {} }, { checkInput: holding(2 * MIB) });
+    await assert.rejects(pipeline(Readable.from(chunksOf(data, 65529)), native), (error) => error === refused);
+    await closed(native);
+    assert.ok(native.plaintextBytes <= 2 * MIB, `${native.plaintextBytes} bytes taken`);
+
+    const out: Buffer[] = [];
+    const sealer = new Sealer(nodeAead(key), newHeader(), { hash: true });
+    await pipeline(Readable.from(chunksOf(data, 65529)), new CodecStream(sealer, { checkInput: holding(Infinity) }), new Writable({ write: (c: Buffer, _e, cb) => void (out.push(c), cb()) }));
+    assert.ok((await decrypt(key, Buffer.concat(out))).equals(data));
+    const portable = new CodecStream(new Sealer(nodeAead(key), newHeader(), { hash: true }), { checkInput: holding(2 * MIB) });
+    await assert.rejects(pipeline(Readable.from(chunksOf(data, 65529)), portable, new Writable({ write: (_c, _e, cb) => cb() })), (error) => error === refused);
+    assert.ok(portable.inputBytes <= 2 * MIB, `${portable.inputBytes} bytes taken`);
   });
 
   test('a failing write fails the stream with its code and syscall, and it still closes', async (t) => {

@@ -121,12 +121,14 @@ export async function deleteExpiredTokens(db: DbOrTrx, now: string): Promise<voi
 
 /**
  * Adds `bytes` to the user's used bytes only if the quota allows it, in one conditional update,
- * so concurrent uploads on any number of instances never pass the quota together.
+ * so concurrent uploads on any number of instances never pass the quota together. What uploads in
+ * flight hold counts too (upload-holds.ts); `released` of it, the recorded uploads' own holds
+ * (their rows deleted by the caller), turns into used bytes here.
  */
-export async function reserveBytes(db: DbOrTrx, userId: string, bytes: number, defaultQuota: number): Promise<boolean> {
+export async function reserveBytes(db: DbOrTrx, userId: string, bytes: number, defaultQuota: number, released = 0): Promise<boolean> {
   const result = await sql`
-    update users set used_bytes = used_bytes + ${bytes}
-    where id = ${userId} and used_bytes + ${bytes} <= coalesce(quota_bytes, ${defaultQuota})
+    update users set used_bytes = used_bytes + ${bytes}, held_bytes = held_bytes - ${released}
+    where id = ${userId} and used_bytes + held_bytes - ${released} + ${bytes} <= coalesce(quota_bytes, ${defaultQuota})
   `.execute(db);
   return Number(result.numAffectedRows ?? 0) === 1;
 }

@@ -139,6 +139,7 @@ export function accountService(ctx: AppContext) {
           default_datahub_id: null,
           default_bucket_id: null,
           used_bytes: 0,
+          held_bytes: 0,
           created_at: now,
           updated_at: now,
         };

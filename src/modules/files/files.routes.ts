@@ -57,6 +57,12 @@ async function rawBody(request: FastifyRequest): Promise<Readable | Buffer> {
   return readWholeUpTo(request.raw, WHOLE_BODY_BYTES);
 }
 
+/** The body's length as Content-Length announces it; none for a chunked body. */
+function announcedLength(request: FastifyRequest): number | undefined {
+  const length = request.headers['content-length'];
+  return length === undefined ? undefined : Number(length);
+}
+
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
 
 export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
@@ -72,6 +78,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
         limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 100, fields: 20, parts: 200, fieldSize: 64 * 1024 },
       });
       scope.post('/files/upload/:folderId', {
+        config: { streamedBody: true },
         schema: {
           tags,
           summary: 'Upload files (multipart)',
@@ -85,6 +92,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       }, async (request, reply) => {
         const principal = principalOf(request);
         const uploaded: FileDetail[] = [];
+        const announced = announcedLength(request);
         metrics.uploadStarted();
         try {
           for await (const part of request.parts()) {
@@ -96,6 +104,8 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
                 contentType: normalizeContentType(part.mimetype),
                 // Whole when small (then kept in the database, see the content core, src/content/), else streamed.
                 body: await readWholeUpTo(part.file, WHOLE_BODY_BYTES),
+                // A part holds at most what the request announced less the parts before it (one per request from the web app).
+                atMostBytes: announced === undefined ? undefined : announced - uploaded.reduce((sum, file) => sum + file.size, 0),
                 onConflict: request.query.onConflict ?? 'version',
               }),
             );
@@ -122,6 +132,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       // The body is streamed by the handler itself, whatever its type.
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
       scope.put('/files/upload/:folderId', {
+        config: { streamedBody: true },
         schema: {
           tags,
           summary: 'Upload one file from the raw request body',
@@ -145,6 +156,8 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
               // guards the assumption). Not so for a request built another way (Fastify's
               // inject pushes the caller's own buffers), nor for a multipart part (views of busboy's).
               bodyOwnsChunks: body === request.raw && request.raw instanceof IncomingMessage,
+              // A streamed body of announced length is held against the quota at once.
+              announcedBytes: body === request.raw ? announcedLength(request) : undefined,
               onConflict: request.query.onConflict ?? 'version',
             }),
           )

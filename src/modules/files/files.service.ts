@@ -14,8 +14,9 @@ import { assertId, newId, randomToken } from '../../lib/ids.js';
 import { assertName } from '../../lib/names.js';
 import { GroupRunner } from '../../lib/group-runner.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
-import { findUserById, releaseBytes } from '../accounts/accounts.repository.js';
-import { quotaLeft, reserveQuota } from '../accounts/quota.js';
+import { releaseBytes } from '../accounts/accounts.repository.js';
+import { reserveQuota } from '../accounts/quota.js';
+import { deleteHolds, restoreHolds, UploadHold } from '../accounts/upload-holds.js';
 import { findBucket } from '../buckets/buckets.repository.js';
 import { folderKey, unwrapKeyChain } from '../folders/folders.keys.js';
 import { assertNameFree, freeItemName } from '../folders/folders.names.js';
@@ -132,10 +133,18 @@ interface StoredUpload {
   contentType: string;
   onConflict: OnConflict;
   stored: StoredContent;
+  /** The upload's hold on the quota (upload-holds.ts), released by the transaction recording it. */
+  holdId?: string;
 }
 
 /** Uploads recorded in one transaction at most (each is a row in a few multi-row statements). */
 const UPLOAD_GROUP_MAX = 32;
+
+function sum(values: Iterable<number>): number {
+  let total = 0;
+  for (const value of values) total += value;
+  return total;
+}
 
 function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -191,16 +200,11 @@ function buildFileService(ctx: AppContext) {
     return openChildKey(await folderKey(trx, keyring, file.folder_id), file.key_wrapped, file.id);
   }
 
-  async function quotaRemaining(ownerId: string): Promise<number> {
-    const owner = await findUserById(db, ownerId);
-    if (!owner) throw new AppError('USER_NOT_FOUND');
-    return quotaLeft(owner, config);
-  }
-
   /**
    * Stores one uploaded stream (or small body) into a folder: the bytes are encrypted into a new blob first, then
    * one transaction records the file or its new version, reserves the quota and updates the
-   * folder aggregates. If anything fails, the blob is removed again.
+   * folder aggregates. If anything fails, the blob is removed again. While the bytes arrive
+   * they are held against the owner's quota (upload-holds.ts): an announced length at once.
    */
   async function uploadOne(
     principal: Principal,
@@ -211,6 +215,10 @@ function buildFileService(ctx: AppContext) {
       body: Readable | Buffer;
       /** The body stream's chunks are memory of their own that nothing else reads (see StoreOptions). */
       bodyOwnsChunks?: boolean;
+      /** A streamed body's length as the request announced it (a raw upload's Content-Length). */
+      announcedBytes?: number;
+      /** The most a streamed body can hold (a multipart part: what its request's Content-Length leaves). */
+      atMostBytes?: number;
       onConflict: OnConflict;
     },
   ): Promise<FileDetail> {
@@ -218,18 +226,38 @@ function buildFileService(ctx: AppContext) {
     const { folder, key: parentKey } = await uploadTarget(principal, folderId);
     requireLiveFolder(folder);
     if (input.onConflict === 'fail') await assertNameFree(db, folder.id, name);
-    // The quota is decided by the reservation when the file is recorded; read before, it only
-    // stops a stream from being stored in vain past it, which a body already in memory is not.
-    const quota = Buffer.isBuffer(input.body) ? Infinity : await quotaRemaining(folder.owner_id);
-    const limits = { maxBytes: config.maxUploadBytes, quotaRemaining: quota, inlineMaxBytes: config.inlineBlobBytes };
-    const stored = await content.store(input.body, limits, { sourceOwnsChunks: input.bodyOwnsChunks });
+    const hold = new UploadHold(db, folder.owner_id, config);
     try {
-      const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored };
-      // The whole detail, checksum included: the uploader sent this content, whatever their rights.
-      return fileDetail(await uploadRecorder.submit(folder.owner_id, upload));
+      await holdAhead(hold, input);
+      const limits = { maxBytes: config.maxUploadBytes, inlineMaxBytes: config.inlineBlobBytes, hold: hold.cover };
+      const stored = await content.store(input.body, limits, { sourceOwnsChunks: input.bodyOwnsChunks });
+      const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored, holdId: hold.recordId };
+      const recorded = await recordStored(upload);
+      hold.recorded();
+      return recorded;
     } catch (error) {
-      uploadTargets.forget(folder.id);
-      await content.discard(stored);
+      await hold.release();
+      throw error;
+    }
+  }
+
+  /** What a streamed body announces is held before it is read: one step instead of growing ones. */
+  async function holdAhead(hold: UploadHold, input: { body: Readable | Buffer; announcedBytes?: number; atMostBytes?: number }): Promise<void> {
+    if (Buffer.isBuffer(input.body)) return;
+    const announced = input.announcedBytes;
+    if (announced !== undefined && announced > config.maxUploadBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${config.maxUploadBytes} bytes`);
+    if (announced !== undefined) return hold.take(announced);
+    if (input.atMostBytes !== undefined) await hold.expect(Math.min(input.atMostBytes, config.maxUploadBytes));
+  }
+
+  /** Records stored content (see recordUploadGroup); on failure its blob goes again. */
+  async function recordStored(upload: StoredUpload): Promise<FileDetail> {
+    try {
+      // The whole detail, checksum included: the uploader sent this content, whatever their rights.
+      return fileDetail(await uploadRecorder.submit(upload.folder.owner_id, upload));
+    } catch (error) {
+      uploadTargets.forget(upload.folder.id);
+      await content.discard(upload.stored);
       throw error;
     }
   }
@@ -292,8 +320,10 @@ function buildFileService(ctx: AppContext) {
   async function recordNewFiles(trx: DbOrTrx, uploads: StoredUpload[]): Promise<Map<StoredUpload, FileRow>> {
     const ownerId = uploads[0].folder.owner_id;
     const total = uploads.reduce((sum, upload) => sum + upload.stored.size, 0);
-    // First, as in recordUpload: the reservation takes the owner's row lock, the tree lock.
-    await reserveQuota(trx, ownerId, total, config);
+    // First, as in recordUpload: the holds' rows, then the reservation, which takes the owner's
+    // row lock, the tree lock, and turns what the uploads held into used bytes.
+    const holds = await deleteHolds(trx, uploads.flatMap((upload) => (upload.holdId ? [upload.holdId] : [])));
+    await reserveQuota(trx, ownerId, total, config, sum(holds.values()));
     const now = nowIso();
     const rows = new Map<StoredUpload, { file: FileRow; version: FileVersionRow }>();
     for (const [folderId, inFolder] of groupBy(uploads, (upload) => upload.folder.id)) {
@@ -307,8 +337,10 @@ function buildFileService(ctx: AppContext) {
         rows.set(upload, newFileRows(folder, upload.parentKey, upload.name, upload.contentType, upload.stored, now));
       }
     }
-    const left = uploads.filter((upload) => !rows.has(upload)).reduce((sum, upload) => sum + upload.stored.size, 0);
-    await releaseBytes(trx, ownerId, left);
+    const leftOut = uploads.filter((upload) => !rows.has(upload));
+    await releaseBytes(trx, ownerId, sum(leftOut.map((upload) => upload.stored.size)));
+    // Still in flight: recordUpload takes them one by one, their bytes held meanwhile.
+    await restoreHolds(trx, ownerId, new Map(leftOut.flatMap((upload) => (upload.holdId && holds.has(upload.holdId) ? [[upload.holdId, holds.get(upload.holdId)!] as const] : []))));
     if (rows.size === 0) return new Map();
     const recorded = [...rows.values()];
     const writes: Write[] = [
@@ -337,14 +369,16 @@ function buildFileService(ctx: AppContext) {
   /**
    * Records stored content as a new file or a new version, in few statements: on PostgreSQL every
    * upload of an owner waits for the owner's row, so what runs after it is what serialises them.
-   * The quota reservation comes first: its conditional update of the owner's row takes the row
-   * lock `lockTrees` would take (the same mode), so it is the tree lock of this mutation, and the
-   * checks after it see the trees as the owner's other mutations left them.
+   * The quota reservation comes first (after the upload's hold's row, whose bytes it turns into
+   * used ones): its conditional update of the owner's row takes the row lock `lockTrees` would
+   * take (the same mode), so it is the tree lock of this mutation, and the checks after it see the
+   * trees as the owner's other mutations left them.
    */
   async function recordUpload(trx: DbOrTrx, upload: StoredUpload): Promise<FileRow> {
     const { principal, parentKey, name: requestedName, contentType, onConflict, stored } = upload;
     const now = nowIso();
-    await reserveQuota(trx, upload.folder.owner_id, stored.size, config);
+    const released = upload.holdId ? ((await deleteHolds(trx, [upload.holdId])).get(upload.holdId) ?? 0) : 0;
+    await reserveQuota(trx, upload.folder.owner_id, stored.size, config, released);
     // Checked again under the lock: the folder may have been trashed, moved or deleted (with its
     // bucket), or a grant revoked, since the check before the upload. The rows are made from
     // this reading of it (its bucket may have changed with a move).
