@@ -5,17 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { assertStatus, mkdir } from './support/folders.js';
 import { putFile } from './support/files.js';
-
-function assertStatus(res: ApiResponse, status: number, label = '') {
-  assert.equal(res.status, status, `${label}: got ${res.status} ${JSON.stringify(res.body)}`);
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string): Promise<string> {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assertStatus(res, 201, `mkdir ${name}`);
-  return res.body.data.id;
-}
 
 /** The path fields of a folder detail. */
 const place = (detail: any) => ({ displayPath: detail.displayPath, parentName: detail.parentName, parentId: detail.parentId, isRoot: detail.isRoot });

@@ -3,20 +3,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { assertStatus, mkdir } from './support/folders.js';
 import { putFile, rootFolderId, unknownId } from './support/files.js';
-
-function assertStatus(res: ApiResponse, status: number, label = '') {
-  assert.equal(res.status, status, `${label}: got ${res.status} ${JSON.stringify(res.body)}`);
-}
 
 /** The status and code of an answer, to compare with the answer to an unknown id. */
 const answer = (res: ApiResponse) => ({ status: res.status, code: res.body?.code });
-
-async function mkdir(user: TestUser, name: string, parentId?: string): Promise<string> {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assertStatus(res, 201, `mkdir ${name}`);
-  return res.body.data.id;
-}
 
 for (const dialect of DIALECTS) {
   describe(`trashed items and grantees [${dialect}]`, () => {

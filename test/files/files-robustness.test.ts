@@ -14,6 +14,7 @@ import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import type { Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { DIALECTS, build, signUp, type TestUser } from '../helper.js';
+import { listen } from '../support/raw-http.js';
 import { prng as mulberry32 } from '../support/prng.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -145,11 +146,6 @@ async function eventually<T>(check: () => Promise<T>, ms = 2000): Promise<T> {
       await sleep(40);
     }
   }
-}
-
-async function listen(app: FastifyInstance): Promise<number> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  return (app.server.address() as net.AddressInfo).port;
 }
 
 /**
