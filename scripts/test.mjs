@@ -76,12 +76,22 @@ async function dropRunSchemas() {
 
 const files = args.length > 0 ? args : findTests('test').sort();
 process.stdout.write(`Test dialects: ${dialects.join(', ')}; ${files.length} test files\n`);
+// A test that hangs fails after ten minutes instead of holding the run until CI gives up; the
+// whole run is stopped after 45 (the suite takes about ten on an idle 2-core machine).
+const TEST_TIMEOUT_MS = 10 * 60_000;
+const RUN_TIMEOUT_MS = 45 * 60_000;
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
   { stdio: 'inherit', env: { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId } },
 );
+const watchdog = setTimeout(() => {
+  process.stderr.write(`\nnpm test: the run took over ${RUN_TIMEOUT_MS / 60_000} minutes; stopping it.\n`);
+  child.kill('SIGTERM');
+}, RUN_TIMEOUT_MS);
+watchdog.unref();
 child.on('exit', async (code, signal) => {
+  clearTimeout(watchdog);
   await dropRunSchemas();
   process.exit(code ?? (signal ? 1 : 0));
 });
