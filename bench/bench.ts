@@ -2,7 +2,7 @@
  * `npm run bench` — every performance bar of the service, each measured as a ratio against a
  * ceiling measured in the same run, on SQLite and then on PostgreSQL (when DATABASE_URL or
  * BENCH_DATABASE_URL points at one). Prints one markdown table, writes it to
- * bench/results/latest.md with the machine, and exits 1 when a bar is missed.
+ * bench/results/<date>-bench.md with the machine, and exits 1 when a bar is missed.
  *
  * Servers (Coffre started as `npm start` runs it, and the bare ceilings with the same
  * environment and Node flags) run free on both cores; this process, which is the load (autocannon,
@@ -25,7 +25,7 @@ import { openDatabase } from '../src/db/database.js';
 import { fetchBodies, metadataRows, scaleRows, smallFileRows } from './api-rows.js';
 import { createFolder, transferRows } from './files.bench.js';
 import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
-import { GiB, LOAD_CORE, ROOT, benchUser, pin, renderTable, startCommand, startProcess, waitFor, type Row } from './lib.js';
+import { GiB, LOAD_CORE, ROOT, benchUser, pin, renderTable, startCommand, startProcess, waitFor, writeResults, type Row } from './lib.js';
 import { seedFolder } from './seed.js';
 
 const PG_URL = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || '';
@@ -214,8 +214,7 @@ async function main() {
     rows,
   );
   process.stdout.write(`${table}\n`);
-  await fsp.mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  await fsp.writeFile(path.join(ROOT, 'bench', 'results', 'latest.md'), `${table}\n`);
+  process.stdout.write(`Written to ${path.relative(ROOT, await writeResults('bench', new Date(), table))}\n`);
   if (rows.some((r) => r.pass === false)) process.exitCode = 1;
 }
 

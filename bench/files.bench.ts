@@ -3,7 +3,7 @@
  * peak server RSS on a 4 GiB file, and the latency of a 1 KiB range at the end of 1 GiB.
  *
  * The server under test and the ceiling server run as child processes free on both cores; this
- * process (the load) is pinned to core 1. Prints a markdown table, writes bench/results/files.md,
+ * process (the load) is pinned to core 1. Prints a markdown table, writes bench/results/<date>-files.md,
  * exits 1 when a bar is missed.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { GiB, LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, peakRss, pin, renderTable, resetPeakRss, startCommand, startProcess, timeDownload, timePostDownload, timeUpload, waitFor, type Row } from './lib.js';
+import { GiB, LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, peakRss, pin, renderTable, resetPeakRss, startCommand, startProcess, timeDownload, timePostDownload, timeUpload, waitFor, writeResults, type Row } from './lib.js';
 
 
 /** A running Coffre server under test, as the row functions see it. */
@@ -246,8 +246,7 @@ async function main() {
     rows,
   );
   process.stdout.write(`${table}\n`);
-  await fsp.mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  await fsp.writeFile(path.join(ROOT, 'bench', 'results', 'files.md'), `${table}\n`);
+  process.stdout.write(`Written to ${path.relative(ROOT, await writeResults('files', new Date(), table))}\n`);
   if (rows.some((r) => r.pass === false)) process.exitCode = 1;
 }
 

@@ -136,6 +136,18 @@ export function renderTable(title: string, note: string, rows: Row[]): string {
   ].join('\n');
 }
 
+/**
+ * Writes a run's table to `bench/results/<UTC date and time>-<name>.md`: one file per run, so a
+ * run worth keeping is committed as it is and never overwritten by the next one.
+ */
+export async function writeResults(name: string, at: Date, table: string): Promise<string> {
+  const stamp = at.toISOString().slice(0, 16).replace(':', '');
+  const file = path.join(ROOT, 'bench', 'results', `${stamp}Z-${name}.md`);
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await fsp.writeFile(file, `${table}\n`);
+  return file;
+}
+
 /** Signs up the benchmark's account on a fresh server; its bearer header and root folder id. */
 export async function benchUser(api: string, email = 'bench@example.com'): Promise<{ auth: { authorization: string }; root: string; bucketId: string }> {
   const reg = await request(`${api}/auth/register`, {

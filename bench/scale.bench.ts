@@ -8,7 +8,7 @@
  *   of running several instances, not a speed-up.
  *
  * s3rver, the Coffre instances and PostgreSQL run free on both cores; this process (the load) is
- * pinned to core 1. Prints a markdown table and writes bench/results/scale.md. The rows have no
+ * pinned to core 1. Prints a markdown table and writes bench/results/<date>-scale.md. The rows have no
  * bar (the issue gives none): they are informational.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -22,7 +22,7 @@ import pg from 'pg';
 import { Pool, request } from 'undici';
 import { newBlobKey } from '../src/blobs/blob-keys.js';
 import { S3BlobStore } from '../src/blobs/s3/s3-blob-store.js';
-import { LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, pin, renderTable, startCommand, startProcess, timeDownload, timeUpload, waitFor, type Row } from './lib.js';
+import { LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, pin, renderTable, startCommand, startProcess, timeDownload, timeUpload, waitFor, writeResults, type Row } from './lib.js';
 
 // The SDK warns once per process that its releases after January 2027 need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -196,8 +196,7 @@ async function main() {
     rows,
   );
   process.stdout.write(`${table}\n`);
-  await fsp.mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  await fsp.writeFile(path.join(ROOT, 'bench', 'results', 'scale.md'), `${table}\n`);
+  process.stdout.write(`Written to ${path.relative(ROOT, await writeResults('scale', new Date(), table))}\n`);
 }
 
 // Run as a script (`npm run bench:scale`), not when `npm run bench` imports the rows.
