@@ -8,7 +8,9 @@ import { loadConfig } from '../src/config.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { prepareDatabase } from '../src/db/prepare.js';
 import { describeDevice } from '../src/modules/accounts/user-agent.js';
-import { DIALECTS, PG_URL, build, client, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, PG_URL, build, client, signUp, type TestUser } from './helper.js';
+import { assertError } from './support/errors.js';
+import { refusedSoon } from './support/auth.js';
 
 // Issue 29 item 8: a signed-in person changes their password, lists the sessions of their
 // account and revokes any of them; revocations hold at once, on every instance.
@@ -18,13 +20,6 @@ const NEW_PASSWORD = 'battery staple horse';
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 const SAFARI_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 const SESSION_KEYS = ['clientAddress', 'createdAt', 'current', 'device', 'expiresAt', 'id', 'lastUsedAt', 'userAgent'];
-
-function assertError(res: ApiResponse, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.deepEqual(Object.keys(res.body).filter((k) => k !== 'details').sort(), ['code', 'data', 'message', 'status']);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.data, null);
-}
 
 /** Signs in from a given address and browser; the new session's bearer token. */
 async function signIn(app: FastifyInstance, email: string, password = PASSWORD, remoteAddress = '127.0.0.1', userAgent?: string): Promise<string> {
@@ -38,16 +33,6 @@ async function sessionsOf(user: TestUser | ReturnType<typeof client>) {
   const res = await api.get('/api/auth/sessions');
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data as Record<string, any>[];
-}
-
-/** `GET /api/auth/me` with `token` until it is refused, for at most two seconds; the last status. */
-async function refusedSoon(app: FastifyInstance, token: string): Promise<number> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    const { status } = await client(app, token).get('/api/auth/me');
-    if (status !== 200 || Date.now() > deadline) return status;
-    await sleep(10);
-  }
 }
 
 describe('the device of a session, from its User-Agent (no database)', () => {
@@ -219,10 +204,10 @@ if (DIALECTS.includes('postgres')) {
 
       const aId = (await sessionsOf(client(app, a))).find((s) => s.current)!.id;
       assert.equal((await user.api.delete(`/api/auth/sessions/${aId}`)).status, 200);
-      assert.equal(await refusedSoon(other, a), 401, 'revoked on the first instance');
+      assert.equal((await refusedSoon(client(other, a))).status, 401, 'revoked on the first instance');
 
       assert.equal((await user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD })).status, 200);
-      assert.equal(await refusedSoon(other, b), 401, 'signed out by the password change');
+      assert.equal((await refusedSoon(client(other, b))).status, 401, 'signed out by the password change');
       assert.equal((await client(other, user.token).get('/api/auth/me')).status, 200, 'the caller stays signed in everywhere');
     });
   });

@@ -167,6 +167,8 @@ describe('accounts: resolved tokens on SQLite [sqlite]', () => {
     t.after(() => other.close());
     other.prepare('delete from tokens where id = ?').run(tokens[2].id);
     assert.ok(await within2s(async () => (await me(2)) === 401), 'deleted by another connection');
+    // Other connections' commits are checked for at most once a millisecond: let that time pass on
+    // each side of the write, so the next request is the one that must notice it.
     await sleep(5);
     other.prepare('update users set name = ? where id = ?').run('Renamed elsewhere', user.id);
     await sleep(5);

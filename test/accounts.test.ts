@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { DIALECTS, build, client, signUp, type ApiResponse } from './helper.js';
+import { assertError, assertRateLimited } from './support/errors.js';
+import { refusedSoon } from './support/auth.js';
 
 const PASSWORD = 'correct horse battery';
 const DAY_MS = 86_400_000;
@@ -13,27 +15,6 @@ const TOKEN_KEYS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name'];
 const ID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
 const id = (prefix: string) => new RegExp(`^${prefix}_${ID_BODY}$`);
 const BEARER = /^cof_[A-Za-z0-9_-]{43}$/;
-
-/** Asserts the error envelope of API.md §1: exactly {status, message, code, data: null} (+ details). */
-function assertError(res: ApiResponse, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.deepEqual(Object.keys(res.body).filter((k) => k !== 'details').sort(), ['code', 'data', 'message', 'status']);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.data, null);
-  assert.equal(typeof res.body.message, 'string');
-  assert.ok(res.body.message.length > 0);
-}
-
-/** `GET /api/auth/me` until it is refused, for at most two seconds; the last answer. */
-async function refusedSoon(api: ReturnType<typeof client>): Promise<ApiResponse> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    const res = await api.get('/api/auth/me');
-    if (res.status !== 200 || Date.now() > deadline) return res;
-    await sleep(10);
-  }
-}
 
 /** Asserts a success envelope {status, message, data} with the given status. */
 function assertOk(res: ApiResponse, status = 200) {
@@ -70,13 +51,6 @@ async function login(app: FastifyInstance, email: string, password: string, remo
 
 async function register(app: FastifyInstance, email: string, name = 'Someone', password = PASSWORD): Promise<ApiResponse> {
   return client(app).post('/api/auth/register', { email, password, name });
-}
-
-function assertRateLimited(res: ApiResponse, windowSeconds: number) {
-  assertError(res, 429, 'RATE_LIMITED');
-  const retryAfter = String(res.headers['retry-after'] ?? '');
-  assert.match(retryAfter, /^\d+$/, `Retry-After is not a number of seconds: "${retryAfter}"`);
-  assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= windowSeconds, `Retry-After ${retryAfter} is outside 1..${windowSeconds}`);
 }
 
 for (const dialect of DIALECTS) {

@@ -3,8 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS, build, client, signUp } from './helper.js';
-import { putFile, rootFolderId, unknownId } from './support/files.js';
-import { assertEnvelope, assertErrorBody, assertFields, type FieldType } from './support/shape.js';
+import { putFile, unknownId } from './support/files.js';
+import { assertEnvelope, assertFields, type FieldType } from './support/shape.js';
+import { assertError } from './support/errors.js';
 
 const BUCKET_FIELDS: Record<string, FieldType> = {
   id: 'string',
@@ -61,19 +62,19 @@ for (const dialect of DIALECTS) {
       }
       for (const name of BAD_NAMES) {
         const res = await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, { name });
-        assertErrorBody(res, 400, 'INVALID_NAME');
+        assertError(res, 400, 'INVALID_NAME');
         assert.equal(res.body.details[0].field, 'name');
       }
-      assertErrorBody(await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, {}), 400, 'VALIDATION_FAILED');
-      assertErrorBody(await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, { name: 'abc' }), 409, 'NAME_CONFLICT');
-      assertErrorBody(await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, { name: 'default' }), 409, 'NAME_CONFLICT');
+      assertError(await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, {}), 400, 'VALIDATION_FAILED');
+      assertError(await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, { name: 'abc' }), 409, 'NAME_CONFLICT');
+      assertError(await ada.api.post(`/api/bucket/create/${ada.defaultDatahubId}`, { name: 'default' }), 409, 'NAME_CONFLICT');
       // Unique per owner, not across owners.
       assert.equal((await bob.api.post(`/api/bucket/create/${bob.defaultDatahubId}`, { name: 'abc' })).status, 201);
       // Someone else's datahub, unknown and malformed ids.
-      assertErrorBody(await ada.api.post(`/api/bucket/create/${bob.defaultDatahubId}`, { name: 'mine' }), 404, 'DATAHUB_NOT_FOUND');
-      assertErrorBody(await ada.api.post(`/api/bucket/create/${unknownId('dhb')}`, { name: 'mine' }), 404, 'DATAHUB_NOT_FOUND');
-      assertErrorBody(await ada.api.post('/api/bucket/create/dhb_nope', { name: 'mine' }), 400, 'INVALID_ID');
-      assertErrorBody(await client(app).post(`/api/bucket/create/${ada.defaultDatahubId}`, { name: 'mine' }), 401, 'UNAUTHENTICATED');
+      assertError(await ada.api.post(`/api/bucket/create/${bob.defaultDatahubId}`, { name: 'mine' }), 404, 'DATAHUB_NOT_FOUND');
+      assertError(await ada.api.post(`/api/bucket/create/${unknownId('dhb')}`, { name: 'mine' }), 404, 'DATAHUB_NOT_FOUND');
+      assertError(await ada.api.post('/api/bucket/create/dhb_nope', { name: 'mine' }), 400, 'INVALID_ID');
+      assertError(await client(app).post(`/api/bucket/create/${ada.defaultDatahubId}`, { name: 'mine' }), 401, 'UNAUTHENTICATED');
       const total = (await ada.api.get('/api/bucket/list')).body.data.total;
       assert.equal(total, 1 + GOOD_NAMES.length);
     });
@@ -96,14 +97,14 @@ for (const dialect of DIALECTS) {
       assert.equal((await ada.api.post(`/api/bucket/update/${bucket.id}`, { name: 'final.v2' })).status, 200);
       assert.equal((await ada.api.post(`/api/bucket/update/${ada.defaultBucketId}`, { name: 'home' })).body.data.name, 'home');
 
-      assertErrorBody(await ada.api.post(`/api/bucket/update/${bucket.id}`, {}), 400, 'EMPTY_UPDATE');
-      for (const name of BAD_NAMES) assertErrorBody(await ada.api.post(`/api/bucket/update/${bucket.id}`, { name }), 400, 'INVALID_NAME');
-      assertErrorBody(await ada.api.post(`/api/bucket/update/${bucket.id}`, { name: { text: 'abc' } }), 400, 'VALIDATION_FAILED');
-      assertErrorBody(await ada.api.post(`/api/bucket/update/${bucket.id}`, { name: 'home' }), 409, 'NAME_CONFLICT');
-      assertErrorBody(await ada.api.post(`/api/bucket/update/${unknownId('bkt')}`, { name: 'other' }), 404, 'BUCKET_NOT_FOUND');
-      assertErrorBody(await ada.api.post(`/api/bucket/update/${bob.defaultBucketId}`, { name: 'other' }), 404, 'BUCKET_NOT_FOUND');
-      assertErrorBody(await ada.api.post('/api/bucket/update/not-a-bucket', { name: 'other' }), 400, 'INVALID_ID');
-      assertErrorBody(await client(app).post(`/api/bucket/update/${bucket.id}`, { name: 'other' }), 401, 'UNAUTHENTICATED');
+      assertError(await ada.api.post(`/api/bucket/update/${bucket.id}`, {}), 400, 'EMPTY_UPDATE');
+      for (const name of BAD_NAMES) assertError(await ada.api.post(`/api/bucket/update/${bucket.id}`, { name }), 400, 'INVALID_NAME');
+      assertError(await ada.api.post(`/api/bucket/update/${bucket.id}`, { name: { text: 'abc' } }), 400, 'VALIDATION_FAILED');
+      assertError(await ada.api.post(`/api/bucket/update/${bucket.id}`, { name: 'home' }), 409, 'NAME_CONFLICT');
+      assertError(await ada.api.post(`/api/bucket/update/${unknownId('bkt')}`, { name: 'other' }), 404, 'BUCKET_NOT_FOUND');
+      assertError(await ada.api.post(`/api/bucket/update/${bob.defaultBucketId}`, { name: 'other' }), 404, 'BUCKET_NOT_FOUND');
+      assertError(await ada.api.post('/api/bucket/update/not-a-bucket', { name: 'other' }), 400, 'INVALID_ID');
+      assertError(await client(app).post(`/api/bucket/update/${bucket.id}`, { name: 'other' }), 401, 'UNAUTHENTICATED');
       assert.equal((await ada.api.get(`/api/folders/details/${bucket.rootFolderId}`)).body.data.name, 'final.v2', 'refused updates changed nothing');
     });
 
@@ -134,10 +135,10 @@ for (const dialect of DIALECTS) {
       assert.equal(rest.nextCursor, null);
 
       assert.deepEqual((await bob.api.get('/api/bucket/list')).body.data.data.map((b: any) => b.id), [bob.defaultBucketId]);
-      assertErrorBody(await bob.api.get(`/api/bucket/list?datahubId=${hub.id}`), 404, 'DATAHUB_NOT_FOUND');
-      assertErrorBody(await ada.api.get('/api/bucket/list?datahubId=dhb_bad'), 400, 'INVALID_ID');
-      assertErrorBody(await ada.api.get('/api/bucket/list?limit=0'), 400, 'VALIDATION_FAILED');
-      assertErrorBody(await client(app).get('/api/bucket/list'), 401, 'UNAUTHENTICATED');
+      assertError(await bob.api.get(`/api/bucket/list?datahubId=${hub.id}`), 404, 'DATAHUB_NOT_FOUND');
+      assertError(await ada.api.get('/api/bucket/list?datahubId=dhb_bad'), 400, 'INVALID_ID');
+      assertError(await ada.api.get('/api/bucket/list?limit=0'), 400, 'VALIDATION_FAILED');
+      assertError(await client(app).get('/api/bucket/list'), 401, 'UNAUTHENTICATED');
     });
 
     it('DELETE /bucket/delete removes an empty bucket with its root folder', async (t) => {
@@ -148,8 +149,8 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assertEnvelope(res.body, 200);
       assert.equal(res.body.data, null);
-      assertErrorBody(await user.api.delete(`/api/bucket/delete/${bucket.id}`), 404, 'BUCKET_NOT_FOUND');
-      assertErrorBody(await user.api.get(`/api/folders/details/${bucket.rootFolderId}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await user.api.delete(`/api/bucket/delete/${bucket.id}`), 404, 'BUCKET_NOT_FOUND');
+      assertError(await user.api.get(`/api/folders/details/${bucket.rootFolderId}`), 404, 'FOLDER_NOT_FOUND');
       const rows = await database.db.selectFrom('folders').select('id').where('bucket_id', '=', bucket.id).execute();
       assert.deepEqual(rows, []);
       assert.deepEqual((await user.api.get('/api/bucket/list')).body.data.data.map((b: any) => b.id), [user.defaultBucketId]);
@@ -162,7 +163,7 @@ for (const dialect of DIALECTS) {
       const user = await signUp(app);
       const other = await signUp(app);
       const bucket = (await user.api.post(`/api/bucket/create/${user.defaultDatahubId}`, { name: 'busy' })).body.data;
-      const refused = async () => assertErrorBody(await user.api.delete(`/api/bucket/delete/${bucket.id}`), 409, 'BUCKET_NOT_EMPTY');
+      const refused = async () => assertError(await user.api.delete(`/api/bucket/delete/${bucket.id}`), 409, 'BUCKET_NOT_EMPTY');
 
       const folder = (await user.api.post(`/api/folders/create/${bucket.id}`, { name: 'Docs' })).body.data;
       await refused();
@@ -176,10 +177,10 @@ for (const dialect of DIALECTS) {
       await refused(); // a trashed file still counts
       assert.equal((await user.api.delete(`/api/trash/empty?bucketId=${bucket.id}`)).status, 200);
 
-      assertErrorBody(await other.api.delete(`/api/bucket/delete/${bucket.id}`), 404, 'BUCKET_NOT_FOUND');
-      assertErrorBody(await user.api.delete(`/api/bucket/delete/${user.defaultBucketId}`), 409, 'DEFAULT_BUCKET');
-      assertErrorBody(await user.api.delete('/api/bucket/delete/bkt_x'), 400, 'INVALID_ID');
-      assertErrorBody(await client(app).delete(`/api/bucket/delete/${bucket.id}`), 401, 'UNAUTHENTICATED');
+      assertError(await other.api.delete(`/api/bucket/delete/${bucket.id}`), 404, 'BUCKET_NOT_FOUND');
+      assertError(await user.api.delete(`/api/bucket/delete/${user.defaultBucketId}`), 409, 'DEFAULT_BUCKET');
+      assertError(await user.api.delete('/api/bucket/delete/bkt_x'), 400, 'INVALID_ID');
+      assertError(await client(app).delete(`/api/bucket/delete/${bucket.id}`), 401, 'UNAUTHENTICATED');
       assert.equal((await user.api.delete(`/api/bucket/delete/${bucket.id}`)).status, 200);
     });
 

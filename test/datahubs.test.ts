@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import data from '../src/modules/regions/regions.data.json' with { type: 'json' };
 import { DIALECTS, build, client, signUp } from './helper.js';
 import { putFile, rootFolderId, storeMixedContent, unknownId } from './support/files.js';
-import { assertEnvelope, assertErrorBody, assertFields, type FieldType } from './support/shape.js';
+import { assertEnvelope, assertFields, type FieldType } from './support/shape.js';
+import { assertError } from './support/errors.js';
 
 const SIZE_FIELDS: Record<string, FieldType> = { currentObjectsSize: 'string', versionsObjectsSize: 'string', totalSize: 'string' };
 const DATAHUB_FIELDS: Record<string, FieldType> = {
@@ -68,19 +69,19 @@ for (const dialect of DIALECTS) {
       const locationId = activeLocations[0].id;
       assert.ok(inactiveLocations.length > 0, 'the data file has inactive locations to test with');
       for (const location of inactiveLocations) {
-        assertErrorBody(await user.api.put('/api/datahub/create', { name: 'X', locationId: location.id }), 400, 'LOCATION_INACTIVE');
+        assertError(await user.api.put('/api/datahub/create', { name: 'X', locationId: location.id }), 400, 'LOCATION_INACTIVE');
       }
       const unknownLocation = Math.max(...data.locations.map((l) => l.id)) + 1;
-      assertErrorBody(await user.api.put('/api/datahub/create', { name: 'X', locationId: unknownLocation }), 404, 'LOCATION_NOT_FOUND');
-      assertErrorBody(await user.api.put('/api/datahub/create', { name: 'X', locationId: 'paris' }), 400, 'VALIDATION_FAILED');
-      assertErrorBody(await user.api.put('/api/datahub/create', { name: 'X' }), 400, 'VALIDATION_FAILED');
-      assertErrorBody(await user.api.put('/api/datahub/create', { locationId }), 400, 'VALIDATION_FAILED');
+      assertError(await user.api.put('/api/datahub/create', { name: 'X', locationId: unknownLocation }), 404, 'LOCATION_NOT_FOUND');
+      assertError(await user.api.put('/api/datahub/create', { name: 'X', locationId: 'paris' }), 400, 'VALIDATION_FAILED');
+      assertError(await user.api.put('/api/datahub/create', { name: 'X' }), 400, 'VALIDATION_FAILED');
+      assertError(await user.api.put('/api/datahub/create', { locationId }), 400, 'VALIDATION_FAILED');
       for (const name of ['', 'a/b', 'tab\there', '..']) {
-        assertErrorBody(await user.api.put('/api/datahub/create', { name, locationId }), 400, 'INVALID_NAME');
+        assertError(await user.api.put('/api/datahub/create', { name, locationId }), 400, 'INVALID_NAME');
       }
-      assertErrorBody(await user.api.put('/api/datahub/create', { name: 'X', locationId, bucketName: 'Not_Valid' }), 400, 'INVALID_NAME');
-      assertErrorBody(await user.api.put('/api/datahub/create', { name: 'X', locationId, bucketName: 'default' }), 409, 'NAME_CONFLICT');
-      assertErrorBody(await client(app).put('/api/datahub/create', { name: 'X', locationId }), 401, 'UNAUTHENTICATED');
+      assertError(await user.api.put('/api/datahub/create', { name: 'X', locationId, bucketName: 'Not_Valid' }), 400, 'INVALID_NAME');
+      assertError(await user.api.put('/api/datahub/create', { name: 'X', locationId, bucketName: 'default' }), 409, 'NAME_CONFLICT');
+      assertError(await client(app).put('/api/datahub/create', { name: 'X', locationId }), 401, 'UNAUTHENTICATED');
       // Nothing was created by the refused calls.
       assert.equal((await user.api.get('/api/datahub/list')).body.data.total, 1);
     });
@@ -116,8 +117,8 @@ for (const dialect of DIALECTS) {
       const next = await ada.api.get(`/api/datahub/list?limit=1&cursor=${one.body.data.nextCursor}`);
       assert.deepEqual(next.body.data.data.map((d: any) => d.id), [created.body.data.id]);
       assert.equal(next.body.data.nextCursor, null);
-      assertErrorBody(await ada.api.get('/api/datahub/list?cursor=nope'), 400, 'INVALID_CURSOR');
-      assertErrorBody(await client(app).get('/api/datahub/list'), 401, 'UNAUTHENTICATED');
+      assertError(await ada.api.get('/api/datahub/list?cursor=nope'), 400, 'INVALID_CURSOR');
+      assertError(await client(app).get('/api/datahub/list'), 401, 'UNAUTHENTICATED');
     });
 
     it('GET /datahub/size has the interface document\'s fields and counts versions and the trash, not deleted files', async (t) => {
@@ -183,11 +184,11 @@ for (const dialect of DIALECTS) {
       const ada = await signUp(app);
       const bob = await signUp(app);
       for (const bad of ['nope', 'dhb_short', `bkt_${'0'.repeat(26)}`, `dhb_${'u'.repeat(26)}`]) {
-        assertErrorBody(await ada.api.get(`/api/datahub/size/${bad}`), 400, 'INVALID_ID');
+        assertError(await ada.api.get(`/api/datahub/size/${bad}`), 400, 'INVALID_ID');
       }
-      assertErrorBody(await ada.api.get(`/api/datahub/size/${unknownId('dhb')}`), 404, 'DATAHUB_NOT_FOUND');
-      assertErrorBody(await ada.api.get(`/api/datahub/size/${bob.defaultDatahubId}`), 404, 'DATAHUB_NOT_FOUND');
-      assertErrorBody(await client(app).get(`/api/datahub/size/${ada.defaultDatahubId}`), 401, 'UNAUTHENTICATED');
+      assertError(await ada.api.get(`/api/datahub/size/${unknownId('dhb')}`), 404, 'DATAHUB_NOT_FOUND');
+      assertError(await ada.api.get(`/api/datahub/size/${bob.defaultDatahubId}`), 404, 'DATAHUB_NOT_FOUND');
+      assertError(await client(app).get(`/api/datahub/size/${ada.defaultDatahubId}`), 401, 'UNAUTHENTICATED');
     });
   });
 }

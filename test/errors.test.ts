@@ -3,39 +3,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
 import { ERROR_CATALOG } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
 import { DIALECTS, build, client, signUp, type ApiResponse } from './helper.js';
+import { assertError } from './support/errors.js';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ERROR_KEYS = ['code', 'data', 'message', 'status'];
-
-/**
- * Asserts the error envelope of API.md §1: exactly {status, message, code, data: null}, plus
- * `details` only on validation errors; `status` mirrors the HTTP status; JSON content type.
- */
-function assertError(res: ApiResponse, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  assert.equal(typeof res.body, 'object', 'the error body is JSON');
-  const keys = Object.keys(res.body).sort();
-  assert.deepEqual(keys.filter((k) => k !== 'details'), ERROR_KEYS, `unexpected keys ${keys.join(', ')}`);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.data, null);
-  assert.equal(typeof res.body.message, 'string');
-  assert.ok(res.body.message.length > 0, 'an error has a message');
-  if ('details' in res.body) {
-    assert.ok(Array.isArray(res.body.details) && res.body.details.length > 0, 'details, when present, is a non-empty array');
-    for (const detail of res.body.details) {
-      assert.deepEqual(Object.keys(detail).sort(), ['field', 'problem']);
-      assert.equal(typeof detail.field, 'string');
-      assert.equal(typeof detail.problem, 'string');
-    }
-  }
-}
 
 function listSourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

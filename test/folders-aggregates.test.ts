@@ -11,6 +11,7 @@ import { folderKey } from '../src/modules/folders/folders.keys.js';
 import { adjustChain, insertFolders } from '../src/modules/folders/folders.repository.js';
 import { DIALECTS, build, signUp, type TestUser } from './helper.js';
 import { prng } from './support/prng.js';
+import { createFolder, folderDetails } from './support/folders.js';
 
 /** The app's keyring, rebuilt from the same master key (the app wrote it into its data folder). */
 function keyringOf(config: Config): Keyring {
@@ -30,7 +31,7 @@ interface Expected {
  * subtree aggregates cover the descendants in its own trash batch reached through descendants of
  * that batch; its child counts, the direct children of that batch.
  */
-function recount(folders: FolderRow[], files: { folder_id: string; trash_batch: string; size: number }[] = []): Map<string, Expected> {
+function expectedAggregates(folders: FolderRow[], files: { folder_id: string; trash_batch: string; size: number }[] = []): Map<string, Expected> {
   const children = new Map<string, FolderRow[]>();
   for (const f of folders) {
     if (!f.parent_id) continue;
@@ -103,7 +104,7 @@ async function checkInvariants(db: Db, keyring: Keyring, step = '', keys: 'folde
   const files = await db.selectFrom('files').select(['folder_id', 'trash_batch', 'size']).execute();
   const buckets = await db.selectFrom('buckets').selectAll().execute();
   const byId = new Map(folders.map((f) => [f.id, f]));
-  const expected = recount(folders, files);
+  const expected = expectedAggregates(folders, files);
   const at = (f: FolderRow) => `${step}: folder "${f.name}" (${f.id}, batch "${f.trash_batch}")`;
 
   for (const f of folders) {
@@ -174,18 +175,6 @@ async function checkInvariants(db: Db, keyring: Keyring, step = '', keys: 'folde
   return { folders, byId, expected };
 }
 
-async function createFolder(user: TestUser, bucketId: string, name: string, parentId?: string): Promise<{ id: string; bucketId: string }> {
-  const res = await user.api.post(`/api/folders/create/${bucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assert.equal(res.status, 201, `create ${name}: ${JSON.stringify(res.body)}`);
-  return res.body.data;
-}
-
-async function details(user: TestUser, id: string) {
-  const res = await user.api.get(`/api/folders/details/${id}`);
-  assert.equal(res.status, 200, `details ${id}: ${JSON.stringify(res.body)}`);
-  return res.body.data as { id: string; name: string; totalSubfolders: number; totalFiles: number; totalSizeByte: number; parentId: string; isDelete: boolean; bucketId: string };
-}
-
 async function subfolderTotal(user: TestUser, id: string): Promise<number> {
   const res = await user.api.get(`/api/folders/${id}/subfolders?limit=1000`);
   assert.equal(res.status, 200, `subfolders ${id}: ${JSON.stringify(res.body)}`);
@@ -207,8 +196,8 @@ for (const dialect of DIALECTS) {
       const db = database.db;
       const keyring = keyringOf(config);
       const user = await signUp(app);
-      const a = await createFolder(user, user.defaultBucketId, 'A (empty)');
-      const b = await createFolder(user, user.defaultBucketId, 'B (huge)');
+      const a = await createFolder(user, 'A (empty)');
+      const b = await createFolder(user, 'B (huge)');
 
       const CHILDREN = 100;
       const GRANDCHILDREN = 999; // 100 + 100 × 999 = 100,000 descendants
@@ -331,13 +320,13 @@ async function setup(t: import('node:test').TestContext, dialect: (typeof DIALEC
       const slash = path.lastIndexOf('/');
       const parent = slash < 0 ? undefined : ids[path.slice(0, slash)];
       const name = path.slice(slash + 1);
-      ids[path] = (await createFolder(user, user.defaultBucketId, name, parent)).id;
+      ids[path] = (await createFolder(user, name, parent, {}, user.defaultBucketId)).id;
     }
   }
   /** totalSubfolders of each folder (by path), as the details route answers it. */
   async function expectTotals(step: string, expected: Record<string, number>) {
     const actual: Record<string, number> = {};
-    for (const path of Object.keys(expected)) actual[path] = (await details(user, ids[path])).totalSubfolders;
+    for (const path of Object.keys(expected)) actual[path] = (await folderDetails(user, ids[path])).totalSubfolders;
     assert.deepEqual(actual, expected, `${step}: totalSubfolders`);
   }
   /** The `total` of each folder's subfolder listing, which must also be the number of items listed. */
@@ -407,7 +396,7 @@ for (const dialect of DIALECTS) {
       const across = await s.user.api.post(`/api/folders/move/${s.ids.X}`, { targetParentId: other.root_folder_id });
       assert.equal(across.status, 200, JSON.stringify(across.body));
       assert.equal(across.body.data.bucketId, other.id);
-      assert.equal((await details(s.user, s.ids['A/B/C/D'])).bucketId, other.id, 'the subtree moved to the other bucket');
+      assert.equal((await folderDetails(s.user, s.ids['A/B/C/D'])).bucketId, other.id, 'the subtree moved to the other bucket');
       await s.expectTotals('X in the other bucket', { '/': 2, '//': 4, X: 3, 'X/Y': 2, A: 1 });
       await s.check('after a move across buckets');
 
@@ -468,7 +457,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await s.user.api.delete(`/api/folders/delete/${s.ids['A/B']}`)).status, 200);
       await s.expectTotals('B trashed', { '/': 2, A: 1, 'A/B': 2, 'A/B/C': 1 });
       await s.expectChildren('B trashed', { '/': 1, A: 1, 'A/B': 1 });
-      assert.equal((await details(s.user, s.ids['A/B'])).isDelete, true);
+      assert.equal((await folderDetails(s.user, s.ids['A/B'])).isDelete, true);
       await s.check('after a soft delete');
 
       const restored = await s.user.api.post(`/api/folders/restore/${s.ids['A/B']}`);
@@ -510,7 +499,7 @@ for (const dialect of DIALECTS) {
       assert.equal(restored.body.data.name, 'C (restored)');
       assert.equal(restored.body.data.isDelete, false);
       assert.equal(restored.body.data.totalSubfolders, 1, 'its subtree came back with it');
-      assert.equal((await details(s.user, s.ids['A/B/C/D'])).isDelete, false);
+      assert.equal((await folderDetails(s.user, s.ids['A/B/C/D'])).isDelete, false);
       await s.expectTotals('C restored out of A', { '/': 3, A: 2, 'A/B': 0, 'A/B/C': 1 });
       await s.expectChildren('C restored out of A', { '/': 2, A: 2, 'A/B': 0, 'A/B/C': 1 });
       await s.check('after a restore from inside a trashed folder');
@@ -609,7 +598,7 @@ for (const dialect of DIALECTS) {
       let snapshot = await s.check('start');
       // A few folders in each bucket to start from.
       for (const bucket of [s.user.defaultBucketId, other.id]) {
-        for (const name of ['one', 'two']) await createFolder(s.user, bucket, name);
+        for (const name of ['one', 'two']) await createFolder(s.user, name, undefined, {}, bucket);
       }
       snapshot = await s.check('seeded');
 
@@ -645,7 +634,7 @@ for (const dialect of DIALECTS) {
         const label = (f: FolderRow) => `${f.name}(${f.id.slice(-6)}${f.trash_batch ? ', trashed' : ''}${f.is_root ? ', root' : ''})`;
         let description = '';
         let res: Awaited<ReturnType<TestUser['api']['get']>>;
-        let check: () => void = () => {};
+        let check: (() => void) | undefined;
         const expectRefusal = (status: number, code: string) => {
           assert.equal(res.status, status, `seed ${seed}, step ${step}: ${description}: ${JSON.stringify(res.body)}`);
           assert.equal(res.body.code, code, `seed ${seed}, step ${step}: ${description}`);
@@ -780,7 +769,7 @@ for (const dialect of DIALECTS) {
           assert.deepEqual(comparable(snapshot), comparable(before), `${where}: a refused request changed rows`);
         } else {
           try {
-            check();
+            check?.();
           } catch (error) {
             (error as Error).message = `${where}: ${(error as Error).message}`;
             throw error;
@@ -789,7 +778,7 @@ for (const dialect of DIALECTS) {
 
         // What the API answers is what the recount says, for a random folder.
         const probe = pick(inOrder(snapshot));
-        const probed = await details(s.user, probe.id);
+        const probed = await folderDetails(s.user, probe.id);
         assert.equal(probed.totalSubfolders, snapshot.expected.get(probe.id)!.subtree_folders, `${where}: details of ${probe.id}`);
         assert.equal(await subfolderTotal(s.user, probe.id), snapshot.expected.get(probe.id)!.child_folders, `${where}: listing total of ${probe.id}`);
       }

@@ -14,6 +14,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Config } from '../src/config.js';
 import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { createFolder, childNames } from './support/folders.js';
+import { rootFolderId } from './support/files.js';
 
 const PG_URL = process.env.COFFRE_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const RUNAWAY_MS = 5000;
@@ -57,23 +59,6 @@ async function watchdog(dialect: string): Promise<Watchdog> {
       await conn.end();
     },
   };
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string) {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data;
-}
-
-async function rootOf(user: TestUser): Promise<string> {
-  return (await user.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
-}
-
-/** Names of the live children of a folder (no recursive walk involved). */
-async function childNames(user: TestUser, folderId: string): Promise<string[]> {
-  const res = await user.api.get(`/api/folders/${folderId}/subfolders?limit=1000`);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data.data.map((f: any) => f.name);
 }
 
 /**
@@ -125,11 +110,11 @@ for (const dialect of DIALECTS) {
       try {
         const { app } = await build(t, dialect, { config: dog.config });
         const user = await signUp(app);
-        const rootId = await rootOf(user);
+        const rootId = await rootFolderId(user);
         const outcomes: string[] = [];
         for (let round = 0; round < 3; round++) {
-          const a = await mkdir(user, `A${round}`);
-          const b = await mkdir(user, `B${round}`);
+          const a = await createFolder(user, `A${round}`);
+          const b = await createFolder(user, `B${round}`);
           const [ab, ba] = await Promise.all([
             user.api.post(`/api/folders/move/${a.id}`, { targetParentId: b.id }),
             user.api.post(`/api/folders/move/${b.id}`, { targetParentId: a.id }),
@@ -165,10 +150,10 @@ for (const dialect of DIALECTS) {
       try {
         const { app } = await build(t, dialect, { config: dog.config });
         const user = await signUp(app);
-        const rootId = await rootOf(user);
+        const rootId = await rootFolderId(user);
         for (let round = 0; round < 4; round++) {
-          const x = await mkdir(user, `X${round}`);
-          const a = await mkdir(user, `A${round}`);
+          const x = await createFolder(user, `X${round}`);
+          const a = await createFolder(user, `A${round}`);
           const results = await Promise.all([
             user.api.delete(`/api/folders/delete/${x.id}`),
             user.api.post(`/api/folders/move/${a.id}`, { targetParentId: x.id }),
@@ -204,14 +189,14 @@ for (const dialect of DIALECTS) {
       try {
         const { app } = await build(t, dialect, { config: dog.config });
         const user = await signUp(app);
-        const rootId = await rootOf(user);
-        const q = await mkdir(user, 'Q');
-        const r = await mkdir(user, 'R');
+        const rootId = await rootFolderId(user);
+        const q = await createFolder(user, 'Q');
+        const r = await createFolder(user, 'R');
         const inQ = [];
         const inR = [];
         for (let i = 0; i < 6; i++) {
-          inQ.push(await mkdir(user, `q${i}`, q.id));
-          inR.push(await mkdir(user, `r${i}`, r.id));
+          inQ.push(await createFolder(user, `q${i}`, q.id));
+          inR.push(await createFolder(user, `r${i}`, r.id));
         }
         const results = await Promise.all([
           ...inQ.map((f) => user.api.post(`/api/folders/move/${f.id}`, { targetParentId: r.id })),

@@ -4,36 +4,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
-
-function assertError(res: ApiResponse, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.data, null);
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string) {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data;
-}
-
-async function details(user: TestUser, id: string) {
-  const res = await user.api.get(`/api/folders/details/${id}`);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data;
-}
+import { assertError } from './support/errors.js';
+import { createFolder, folderDetails, childNames } from './support/folders.js';
+import { rootFolderId, putFile } from './support/files.js';
 
 /** [totalSubfolders, totalFiles, totalSizeByte] of a folder. */
-async function totals(user: TestUser, id: string): Promise<[number, number, number]> {
-  const d = await details(user, id);
+async function totalsOf(user: TestUser, id: string): Promise<[number, number, number]> {
+  const d = await folderDetails(user, id);
   return [d.totalSubfolders, d.totalFiles, d.totalSizeByte];
-}
-
-async function rootOf(user: TestUser): Promise<string> {
-  return (await user.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
 }
 
 async function children(user: TestUser, folderId: string): Promise<any[]> {
@@ -44,10 +23,6 @@ async function children(user: TestUser, folderId: string): Promise<any[]> {
   return res.body.data.data;
 }
 
-async function childNames(user: TestUser, folderId: string): Promise<string[]> {
-  return (await children(user, folderId)).map((f) => f.name);
-}
-
 /** Every live folder of the default bucket, from the bucket list. */
 async function bucketList(user: TestUser): Promise<any[]> {
   const res = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=1000`);
@@ -56,85 +31,74 @@ async function bucketList(user: TestUser): Promise<any[]> {
   return res.body.data.data;
 }
 
-async function upload(app: FastifyInstance, user: TestUser, folderId: string, name: string, size: number) {
-  const res = await app.inject({
-    method: 'PUT',
-    url: `/api/files/upload/${folderId}?name=${encodeURIComponent(name)}`,
-    headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
-    payload: randomBytes(size),
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json().data;
-}
-
 for (const dialect of DIALECTS) {
   describe(`folder API: totals, copy, trash, restore, hard delete, pagination [${dialect}]`, () => {
     it('totals are recursive and follow creates and moves', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      assert.deepEqual(await totals(user, root), [0, 0, 0]);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      await mkdir(user, 'D', b.id);
-      const x = await mkdir(user, 'X');
-      assert.deepEqual(await totals(user, root), [5, 0, 0]);
-      assert.deepEqual(await totals(user, a.id), [3, 0, 0]);
-      assert.deepEqual(await totals(user, b.id), [2, 0, 0]);
-      assert.deepEqual(await totals(user, c.id), [0, 0, 0]);
-      await upload(app, user, b.id, 'b.bin', 100);
-      await upload(app, user, c.id, 'c1.bin', 50);
-      await upload(app, user, c.id, 'c2.bin', 7);
-      assert.deepEqual(await totals(user, root), [5, 3, 157]);
-      assert.deepEqual(await totals(user, a.id), [3, 3, 157]);
-      assert.deepEqual(await totals(user, b.id), [2, 3, 157]);
-      assert.deepEqual(await totals(user, c.id), [0, 2, 57]);
+      const root = await rootFolderId(user);
+      assert.deepEqual(await totalsOf(user, root), [0, 0, 0]);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      await createFolder(user, 'D', b.id);
+      const x = await createFolder(user, 'X');
+      assert.deepEqual(await totalsOf(user, root), [5, 0, 0]);
+      assert.deepEqual(await totalsOf(user, a.id), [3, 0, 0]);
+      assert.deepEqual(await totalsOf(user, b.id), [2, 0, 0]);
+      assert.deepEqual(await totalsOf(user, c.id), [0, 0, 0]);
+      await putFile(app, user, b.id, 'b.bin', randomBytes(100));
+      await putFile(app, user, c.id, 'c1.bin', randomBytes(50));
+      await putFile(app, user, c.id, 'c2.bin', randomBytes(7));
+      assert.deepEqual(await totalsOf(user, root), [5, 3, 157]);
+      assert.deepEqual(await totalsOf(user, a.id), [3, 3, 157]);
+      assert.deepEqual(await totalsOf(user, b.id), [2, 3, 157]);
+      assert.deepEqual(await totalsOf(user, c.id), [0, 2, 57]);
 
       const moved = await user.api.post(`/api/folders/move/${b.id}`, { targetParentId: x.id });
       assert.equal(moved.status, 200);
       assert.equal(moved.body.data.totalSubfolders, 2, 'the moved folder keeps its totals');
-      assert.deepEqual(await totals(user, a.id), [0, 0, 0]);
-      assert.deepEqual(await totals(user, x.id), [3, 3, 157]);
-      assert.deepEqual(await totals(user, root), [5, 3, 157]);
+      assert.deepEqual(await totalsOf(user, a.id), [0, 0, 0]);
+      assert.deepEqual(await totalsOf(user, x.id), [3, 3, 157]);
+      assert.deepEqual(await totalsOf(user, root), [5, 3, 157]);
       // Deeper: move C under A.
       await user.api.post(`/api/folders/move/${c.id}`, { targetParentId: a.id });
-      assert.deepEqual(await totals(user, a.id), [1, 2, 57]);
-      assert.deepEqual(await totals(user, x.id), [2, 1, 100]);
-      assert.deepEqual(await totals(user, b.id), [1, 1, 100]);
-      assert.deepEqual(await totals(user, root), [5, 3, 157]);
+      assert.deepEqual(await totalsOf(user, a.id), [1, 2, 57]);
+      assert.deepEqual(await totalsOf(user, x.id), [2, 1, 100]);
+      assert.deepEqual(await totalsOf(user, b.id), [1, 1, 100]);
+      assert.deepEqual(await totalsOf(user, root), [5, 3, 157]);
       assert.equal((await bucketList(user)).length, 5);
     });
 
     it('concurrent creates in one folder: every one is counted', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const p = await mkdir(user, 'P');
-      const q = await mkdir(user, 'Q', p.id);
+      const root = await rootFolderId(user);
+      const p = await createFolder(user, 'P');
+      const q = await createFolder(user, 'Q', p.id);
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) => user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: `n${i}`, parentId: i % 2 ? p.id : q.id })),
       );
       assert.deepEqual(results.map((r) => r.status), Array(20).fill(201));
-      assert.deepEqual(await totals(user, q.id), [10, 0, 0]);
-      assert.deepEqual(await totals(user, p.id), [21, 0, 0]);
-      assert.deepEqual(await totals(user, root), [22, 0, 0]);
+      assert.deepEqual(await totalsOf(user, q.id), [10, 0, 0]);
+      assert.deepEqual(await totalsOf(user, p.id), [21, 0, 0]);
+      assert.deepEqual(await totalsOf(user, root), [22, 0, 0]);
       assert.equal((await children(user, p.id)).length, 11);
     });
 
     it('copy: a new subtree with its own ids and hashUrls, its size added to the target chain; "(copy)" when the name is taken', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const d = await mkdir(user, 'D', b.id);
-      const x = await mkdir(user, 'X');
-      const y = await mkdir(user, 'Y', x.id);
-      await upload(app, user, b.id, 'b.bin', 100);
-      await upload(app, user, c.id, 'c1.bin', 50);
-      await upload(app, user, c.id, 'c2.bin', 7);
+      const root = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      const d = await createFolder(user, 'D', b.id);
+      const x = await createFolder(user, 'X');
+      const y = await createFolder(user, 'Y', x.id);
+      await putFile(app, user, b.id, 'b.bin', randomBytes(100));
+      await putFile(app, user, c.id, 'c1.bin', randomBytes(50));
+      await putFile(app, user, c.id, 'c2.bin', randomBytes(7));
       const originals = await bucketList(user);
       assert.equal(originals.length, 6);
 
@@ -150,14 +114,14 @@ for (const dialect of DIALECTS) {
       assert.equal(copy.parentName, 'Y');
       assert.equal(copy.displayPath, '/X/Y/B');
       assert.deepEqual([copy.totalSubfolders, copy.totalFiles, copy.totalSizeByte], [2, 3, 157]);
-      assert.deepEqual(await totals(user, copy.id), [2, 3, 157]);
+      assert.deepEqual(await totalsOf(user, copy.id), [2, 3, 157]);
       // The target chain grows by the subtree (the copy itself counts as one more folder).
-      assert.deepEqual(await totals(user, y.id), [3, 3, 157]);
-      assert.deepEqual(await totals(user, x.id), [4, 3, 157]);
-      assert.deepEqual(await totals(user, root), [9, 6, 314]);
+      assert.deepEqual(await totalsOf(user, y.id), [3, 3, 157]);
+      assert.deepEqual(await totalsOf(user, x.id), [4, 3, 157]);
+      assert.deepEqual(await totalsOf(user, root), [9, 6, 314]);
       // The source is untouched.
-      assert.deepEqual(await totals(user, b.id), [2, 3, 157]);
-      assert.deepEqual(await totals(user, a.id), [3, 3, 157]);
+      assert.deepEqual(await totalsOf(user, b.id), [2, 3, 157]);
+      assert.deepEqual(await totalsOf(user, a.id), [3, 3, 157]);
       assert.deepEqual(await childNames(user, b.id), ['C', 'D']);
 
       // Own ids and hashUrls for the whole copied subtree; the same names.
@@ -174,16 +138,16 @@ for (const dialect of DIALECTS) {
       assert.equal(byId.get(copyC.id).displayPath, '/X/Y/B/C');
       assert.equal(copyC.parentId, copy.id);
       assert.notEqual(copyC.hashUrl, byId.get(c.id).hashUrl);
-      assert.deepEqual(await totals(user, copyC.id), [0, 2, 57]);
+      assert.deepEqual(await totalsOf(user, copyC.id), [0, 2, 57]);
 
       // The copy is independent of its source.
       assert.equal((await user.api.put(`/api/folders/update/${copyC.id}`, { name: 'C2' })).status, 200);
-      assert.equal((await details(user, c.id)).name, 'C');
+      assert.equal((await folderDetails(user, c.id)).name, 'C');
       assert.equal((await user.api.delete(`/api/folders/delete/${copyC.id}`)).status, 200);
-      assert.deepEqual(await totals(user, copy.id), [1, 1, 100]);
-      assert.deepEqual(await totals(user, b.id), [2, 3, 157]);
+      assert.deepEqual(await totalsOf(user, copy.id), [1, 1, 100]);
+      assert.deepEqual(await totalsOf(user, b.id), [2, 3, 157]);
       assert.deepEqual(await childNames(user, b.id), ['C', 'D']);
-      assert.deepEqual(await totals(user, root), [8, 4, 257]);
+      assert.deepEqual(await totalsOf(user, root), [8, 4, 257]);
 
       // Copy into the same parent: the name is taken, so "B (copy)", then "B (copy 2)".
       const c1 = await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: a.id });
@@ -192,62 +156,62 @@ for (const dialect of DIALECTS) {
       const c2 = await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: a.id });
       assert.equal(c2.body.data.name, 'B (copy 2)');
       assert.deepEqual(await childNames(user, a.id), ['B', 'B (copy 2)', 'B (copy)']);
-      assert.deepEqual(await totals(user, a.id), [9, 9, 471]);
+      assert.deepEqual(await totalsOf(user, a.id), [9, 9, 471]);
       // An explicit name is used as given; a taken one is 409.
       const named = await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: a.id, name: 'Backup' });
       assert.equal(named.body.data.name, 'Backup');
       assertError(await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: a.id, name: 'Backup' }), 409, 'NAME_CONFLICT');
-      assert.deepEqual(await totals(user, a.id), [12, 12, 628]);
-      assert.deepEqual(await totals(user, root), [17, 13, 728]);
+      assert.deepEqual(await totalsOf(user, a.id), [12, 12, 628]);
+      assert.deepEqual(await totalsOf(user, root), [17, 13, 728]);
       // A copy of a folder onto its own parent level, and of a leaf.
       const leaf = await user.api.post(`/api/folders/copy/${d.id}`, { targetParentId: root });
       assert.equal(leaf.status, 201);
       assert.equal(leaf.body.data.displayPath, '/D');
-      assert.deepEqual(await totals(user, root), [18, 13, 728]);
+      assert.deepEqual(await totalsOf(user, root), [18, 13, 728]);
     });
 
     it('copy leaves out what is in the trash', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const b = await mkdir(user, 'B');
-      const c = await mkdir(user, 'C', b.id);
-      await mkdir(user, 'D', b.id);
-      await upload(app, user, c.id, 'c.bin', 40);
-      await upload(app, user, b.id, 'b.bin', 2);
+      const root = await rootFolderId(user);
+      const b = await createFolder(user, 'B');
+      const c = await createFolder(user, 'C', b.id);
+      await createFolder(user, 'D', b.id);
+      await putFile(app, user, c.id, 'c.bin', randomBytes(40));
+      await putFile(app, user, b.id, 'b.bin', randomBytes(2));
       assert.equal((await user.api.delete(`/api/folders/delete/${c.id}`)).status, 200);
       const res = await user.api.post(`/api/folders/copy/${b.id}`, { targetParentId: root, name: 'B copy' });
       assert.equal(res.status, 201);
       assert.deepEqual([res.body.data.totalSubfolders, res.body.data.totalFiles, res.body.data.totalSizeByte], [1, 1, 2]);
       assert.deepEqual(await childNames(user, res.body.data.id), ['D']);
-      assert.deepEqual(await totals(user, root), [4, 2, 4]);
+      assert.deepEqual(await totalsOf(user, root), [4, 2, 4]);
     });
 
     it('soft delete takes the whole subtree out of the ancestors\' totals and the listings; restore puts it back', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      await mkdir(user, 'D', a.id);
-      await mkdir(user, 'X');
-      await upload(app, user, b.id, 'b.bin', 100);
-      await upload(app, user, c.id, 'c.bin', 50);
-      await upload(app, user, a.id, 'a.bin', 1);
-      assert.deepEqual(await totals(user, a.id), [3, 3, 151]);
-      assert.deepEqual(await totals(user, root), [5, 3, 151]);
+      const root = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      await createFolder(user, 'D', a.id);
+      await createFolder(user, 'X');
+      await putFile(app, user, b.id, 'b.bin', randomBytes(100));
+      await putFile(app, user, c.id, 'c.bin', randomBytes(50));
+      await putFile(app, user, a.id, 'a.bin', randomBytes(1));
+      assert.deepEqual(await totalsOf(user, a.id), [3, 3, 151]);
+      assert.deepEqual(await totalsOf(user, root), [5, 3, 151]);
 
       assert.equal((await user.api.delete(`/api/folders/delete/${b.id}`)).status, 200);
-      assert.deepEqual(await totals(user, a.id), [1, 1, 1]);
-      assert.deepEqual(await totals(user, root), [3, 1, 1]);
+      assert.deepEqual(await totalsOf(user, a.id), [1, 1, 1]);
+      assert.deepEqual(await totalsOf(user, root), [3, 1, 1]);
       assert.deepEqual(await childNames(user, a.id), ['D']);
       const live = await bucketList(user);
       assert.deepEqual(live.map((f) => f.name).sort(), ['A', 'D', 'X']);
       assert.ok(live.every((f) => f.isDelete === false && f.deletedAt === null));
       // The trashed folders keep their own subtree totals.
-      assert.deepEqual(await totals(user, b.id), [1, 2, 150]);
-      assert.equal((await details(user, c.id)).isDelete, true);
+      assert.deepEqual(await totalsOf(user, b.id), [1, 2, 150]);
+      assert.equal((await folderDetails(user, c.id)).isDelete, true);
 
       // Restore: back under its old parent, which is live.
       const res = await user.api.post(`/api/folders/restore/${b.id}`);
@@ -256,11 +220,11 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.data.displayPath, '/A/B');
       assert.equal(res.body.data.isDelete, false);
       assert.equal(res.body.data.deletedAt, null);
-      const dc = await details(user, c.id);
+      const dc = await folderDetails(user, c.id);
       assert.equal(dc.isDelete, false);
       assert.equal(dc.deletedAt, null);
-      assert.deepEqual(await totals(user, a.id), [3, 3, 151]);
-      assert.deepEqual(await totals(user, root), [5, 3, 151]);
+      assert.deepEqual(await totalsOf(user, a.id), [3, 3, 151]);
+      assert.deepEqual(await totalsOf(user, root), [5, 3, 151]);
       assert.deepEqual(await childNames(user, a.id), ['B', 'D']);
       assert.equal((await bucketList(user)).length, 5);
       // Restoring it again: it is not in the trash.
@@ -271,16 +235,16 @@ for (const dialect of DIALECTS) {
     it('restore goes to the bucket root when the old parent is in the trash', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const d = await mkdir(user, 'D', a.id);
-      await mkdir(user, 'X');
-      await upload(app, user, c.id, 'c.bin', 30);
-      await upload(app, user, d.id, 'd.bin', 5);
+      const root = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      const d = await createFolder(user, 'D', a.id);
+      await createFolder(user, 'X');
+      await putFile(app, user, c.id, 'c.bin', randomBytes(30));
+      await putFile(app, user, d.id, 'd.bin', randomBytes(5));
       assert.equal((await user.api.delete(`/api/folders/delete/${a.id}`)).status, 200);
-      assert.deepEqual(await totals(user, root), [1, 0, 0]);
+      assert.deepEqual(await totalsOf(user, root), [1, 0, 0]);
       assert.deepEqual(await childNames(user, root), ['X']);
 
       // B was trashed with A; restoring B alone brings it (and C) to the root.
@@ -289,62 +253,62 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.data.parentId, root);
       assert.equal(res.body.data.displayPath, '/B');
       assert.equal(res.body.data.isDelete, false);
-      assert.equal((await details(user, c.id)).displayPath, '/B/C');
-      assert.equal((await details(user, c.id)).isDelete, false);
-      assert.deepEqual(await totals(user, root), [3, 1, 30]);
+      assert.equal((await folderDetails(user, c.id)).displayPath, '/B/C');
+      assert.equal((await folderDetails(user, c.id)).isDelete, false);
+      assert.deepEqual(await totalsOf(user, root), [3, 1, 30]);
       assert.deepEqual(await childNames(user, root), ['B', 'X']);
       // A, still in the trash, no longer holds B.
-      assert.equal((await details(user, a.id)).isDelete, true);
-      assert.deepEqual(await totals(user, a.id), [1, 1, 5]);
+      assert.equal((await folderDetails(user, a.id)).isDelete, true);
+      assert.deepEqual(await totalsOf(user, a.id), [1, 1, 5]);
 
       // Then A comes back without B.
       const ra = await user.api.post(`/api/folders/restore/${a.id}`);
       assert.equal(ra.status, 200);
       assert.equal(ra.body.data.parentId, root);
       assert.deepEqual(await childNames(user, a.id), ['D']);
-      assert.deepEqual(await totals(user, a.id), [1, 1, 5]);
-      assert.deepEqual(await totals(user, root), [5, 2, 35]);
+      assert.deepEqual(await totalsOf(user, a.id), [1, 1, 5]);
+      assert.deepEqual(await totalsOf(user, root), [5, 2, 35]);
       assert.equal((await bucketList(user)).length, 5);
     });
 
     it('a folder trashed on its own stays in the trash when its trashed ancestor is restored', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      await upload(app, user, c.id, 'c.bin', 9);
-      await upload(app, user, b.id, 'b.bin', 4);
+      const root = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      await putFile(app, user, c.id, 'c.bin', randomBytes(9));
+      await putFile(app, user, b.id, 'b.bin', randomBytes(4));
       assert.equal((await user.api.delete(`/api/folders/delete/${c.id}`)).status, 200);
-      assert.deepEqual(await totals(user, root), [2, 1, 4]);
+      assert.deepEqual(await totalsOf(user, root), [2, 1, 4]);
       assert.equal((await user.api.delete(`/api/folders/delete/${a.id}`)).status, 200);
-      assert.deepEqual(await totals(user, root), [0, 0, 0]);
+      assert.deepEqual(await totalsOf(user, root), [0, 0, 0]);
       assert.equal((await user.api.post(`/api/folders/restore/${a.id}`)).status, 200);
-      assert.deepEqual(await totals(user, root), [2, 1, 4]);
+      assert.deepEqual(await totalsOf(user, root), [2, 1, 4]);
       assert.deepEqual(await childNames(user, b.id), []);
-      assert.equal((await details(user, c.id)).isDelete, true, 'C was trashed on its own');
-      assert.equal((await details(user, b.id)).isDelete, false);
+      assert.equal((await folderDetails(user, c.id)).isDelete, true, 'C was trashed on its own');
+      assert.equal((await folderDetails(user, b.id)).isDelete, false);
       // C then comes back into B, its live old parent.
       const res = await user.api.post(`/api/folders/restore/${c.id}`);
       assert.equal(res.body.data.displayPath, '/A/B/C');
-      assert.deepEqual(await totals(user, root), [3, 2, 13]);
-      assert.deepEqual(await totals(user, a.id), [2, 2, 13]);
+      assert.deepEqual(await totalsOf(user, root), [3, 2, 13]);
+      assert.deepEqual(await totalsOf(user, a.id), [2, 2, 13]);
     });
 
     it('hard delete removes the folder and its descendants for good: 404 everywhere, totals without them', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const e = await mkdir(user, 'E', c.id);
-      await mkdir(user, 'X');
-      const fb = await upload(app, user, b.id, 'b.bin', 100);
-      const fc = await upload(app, user, c.id, 'c.bin', 50);
-      await upload(app, user, a.id, 'a.bin', 3);
-      assert.deepEqual(await totals(user, root), [5, 3, 153]);
+      const root = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      const e = await createFolder(user, 'E', c.id);
+      await createFolder(user, 'X');
+      const fb = await putFile(app, user, b.id, 'b.bin', randomBytes(100));
+      const fc = await putFile(app, user, c.id, 'c.bin', randomBytes(50));
+      await putFile(app, user, a.id, 'a.bin', randomBytes(3));
+      assert.deepEqual(await totalsOf(user, root), [5, 3, 153]);
 
       const res = await user.api.delete(`/api/folders/delete/${b.id}?trash=hard`);
       assert.equal(res.status, 200);
@@ -357,51 +321,51 @@ for (const dialect of DIALECTS) {
         assertError(await user.api.delete(`/api/folders/delete/${id}`), 404, 'FOLDER_NOT_FOUND');
       }
       for (const file of [fb, fc]) assert.equal((await user.api.get(`/api/files/details/${file.id}`)).status, 404, 'its files are gone too');
-      assert.deepEqual(await totals(user, a.id), [0, 1, 3]);
-      assert.deepEqual(await totals(user, root), [2, 1, 3]);
+      assert.deepEqual(await totalsOf(user, a.id), [0, 1, 3]);
+      assert.deepEqual(await totalsOf(user, root), [2, 1, 3]);
       assert.deepEqual(await childNames(user, a.id), []);
       assert.deepEqual((await bucketList(user)).map((f) => f.name).sort(), ['A', 'X']);
       // The name is free again.
-      assert.equal((await mkdir(user, 'B', a.id)).displayPath, '/A/B');
+      assert.equal((await createFolder(user, 'B', a.id)).displayPath, '/A/B');
     });
 
     it('hard delete in the trash: of a trashed folder, and of a folder trashed with its ancestor', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const d = await mkdir(user, 'D', a.id);
-      await mkdir(user, 'X');
-      await upload(app, user, c.id, 'c.bin', 20);
-      await upload(app, user, d.id, 'd.bin', 6);
+      const root = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      const d = await createFolder(user, 'D', a.id);
+      await createFolder(user, 'X');
+      await putFile(app, user, c.id, 'c.bin', randomBytes(20));
+      await putFile(app, user, d.id, 'd.bin', randomBytes(6));
       assert.equal((await user.api.delete(`/api/folders/delete/${a.id}`)).status, 200);
-      assert.deepEqual(await totals(user, root), [1, 0, 0]);
+      assert.deepEqual(await totalsOf(user, root), [1, 0, 0]);
       // B was trashed with A: deleting it for good takes it out of A.
       assert.equal((await user.api.delete(`/api/folders/delete/${b.id}`, { trash: 'hard' })).status, 200);
       assertError(await user.api.get(`/api/folders/details/${b.id}`), 404, 'FOLDER_NOT_FOUND');
       assertError(await user.api.get(`/api/folders/details/${c.id}`), 404, 'FOLDER_NOT_FOUND');
-      assert.deepEqual(await totals(user, a.id), [1, 1, 6]);
-      assert.deepEqual(await totals(user, root), [1, 0, 0], 'the live tree did not change');
+      assert.deepEqual(await totalsOf(user, a.id), [1, 1, 6]);
+      assert.deepEqual(await totalsOf(user, root), [1, 0, 0], 'the live tree did not change');
       assert.equal((await user.api.post(`/api/folders/restore/${a.id}`)).status, 200);
       assert.deepEqual(await childNames(user, a.id), ['D']);
-      assert.deepEqual(await totals(user, root), [3, 1, 6]);
+      assert.deepEqual(await totalsOf(user, root), [3, 1, 6]);
       // A trashed folder deleted for good.
       assert.equal((await user.api.delete(`/api/folders/delete/${a.id}`)).status, 200);
-      assert.deepEqual(await totals(user, root), [1, 0, 0]);
+      assert.deepEqual(await totalsOf(user, root), [1, 0, 0]);
       assert.equal((await user.api.delete(`/api/folders/delete/${a.id}?trash=hard`)).status, 200);
       for (const id of [a.id, d.id]) assertError(await user.api.get(`/api/folders/details/${id}`), 404, 'FOLDER_NOT_FOUND');
-      assert.deepEqual(await totals(user, root), [1, 0, 0]);
+      assert.deepEqual(await totalsOf(user, root), [1, 0, 0]);
       assert.deepEqual(await childNames(user, root), ['X']);
     });
 
     it('subfolders pagination: pages by nextCursor, sorted by name, no duplicates, total on every page', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const parent = await mkdir(user, 'P');
+      const parent = await createFolder(user, 'P');
       const names = ['g', 'c', 'a', 'f', 'b', 'e', 'd'];
-      for (const name of names) await mkdir(user, name, parent.id);
+      for (const name of names) await createFolder(user, name, parent.id);
       const pages: string[][] = [];
       let cursor: string | null = null;
       do {
@@ -426,8 +390,8 @@ for (const dialect of DIALECTS) {
 
       // Keyset pages: a folder created between two pages neither repeats nor hides the others.
       const first = await user.api.get(`/api/folders/${parent.id}/subfolders?limit=3`);
-      await mkdir(user, 'a0', parent.id);
-      await mkdir(user, 'h', parent.id);
+      await createFolder(user, 'a0', parent.id);
+      await createFolder(user, 'h', parent.id);
       const rest: string[] = [];
       cursor = first.body.data.nextCursor;
       while (cursor !== null) {
@@ -448,7 +412,7 @@ for (const dialect of DIALECTS) {
         assertError(await user.api.get(`${url}?limit=${limit}`), 400, 'VALIDATION_FAILED');
       }
       // The root alias pages the same way.
-      for (const name of ['r3', 'r1', 'r2']) await mkdir(user, name);
+      for (const name of ['r3', 'r1', 'r2']) await createFolder(user, name);
       const top1 = await user.api.get('/api/folders/root/subfolders?limit=2');
       assert.deepEqual(top1.body.data.data.map((f: any) => f.name), ['P', 'r1']);
       assert.equal(top1.body.data.total, 4);
@@ -465,8 +429,8 @@ for (const dialect of DIALECTS) {
     it('a forged cursor holding odd strings is 200 or 400 INVALID_CURSOR, never a server error', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const parent = await mkdir(user, 'P');
-      for (const name of ['a', 'b', 'c']) await mkdir(user, name, parent.id);
+      const parent = await createFolder(user, 'P');
+      for (const name of ['a', 'b', 'c']) await createFolder(user, name, parent.id);
       const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
       const cases: [string, unknown[]][] = [];
       for (const odd of [['\u0000', 'x'], ['b', '\u0000'], ['\uffff', 'x'], ['\ud800', 'x'], ['', ''], [1, 2]]) {
@@ -486,13 +450,13 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const other = await signUp(app);
-      const parent = await mkdir(user, 'P');
+      const parent = await createFolder(user, 'P');
       const names = ['g', 'c', 'a', 'f', 'b', 'e', 'd'];
-      for (const name of names) await mkdir(user, name, parent.id);
-      const trashed = await mkdir(user, 'trashed');
-      await mkdir(user, 'inside', trashed.id);
+      for (const name of names) await createFolder(user, name, parent.id);
+      const trashed = await createFolder(user, 'trashed');
+      await createFolder(user, 'inside', trashed.id);
       await user.api.delete(`/api/folders/delete/${trashed.id}`);
-      await mkdir(other, 'not mine');
+      await createFolder(other, 'not mine');
 
       const seen: any[] = [];
       let cursor: string | null = null;

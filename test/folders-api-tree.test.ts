@@ -3,69 +3,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, build, signUp, type TestUser } from './helper.js';
+import { assertError } from './support/errors.js';
+import { createFolder, folderDetails, childNames, folderSnapshot } from './support/folders.js';
+import { rootFolderId, putFile } from './support/files.js';
 
 const ID_CHARS = '0123456789abcdefghjkmnpqrstvwxyz';
 const unknownId = (prefix = 'fld') => `${prefix}_${Array.from(randomBytes(26), (b) => ID_CHARS[b % 32]).join('')}`;
-
-function assertError(res: ApiResponse, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.data, null);
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string) {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data;
-}
-
-async function details(user: TestUser, id: string) {
-  const res = await user.api.get(`/api/folders/details/${id}`);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data;
-}
-
-async function rootOf(user: TestUser): Promise<string> {
-  return (await user.api.get('/api/folders/root/subfolders')).body.data.parentFolder.id;
-}
-
-async function childNames(user: TestUser, folderId: string): Promise<string[]> {
-  const res = await user.api.get(`/api/folders/${folderId}/subfolders?limit=1000`);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal(res.body.data.total, res.body.data.data.length, 'total counts the listed items');
-  return res.body.data.data.map((f: any) => f.name);
-}
 
 /** id → displayPath of every live folder of the user's default bucket. */
 async function paths(user: TestUser): Promise<Map<string, string>> {
   const res = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=1000`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return new Map(res.body.data.data.map((f: any) => [f.id, f.displayPath]));
-}
-
-/** Everything a refused request must leave alone (reads change only lastAccessAt, left out). */
-async function snapshot(user: TestUser, ids: string[]) {
-  const list = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=1000`);
-  const detailed = [];
-  for (const id of ids) {
-    const { lastAccessAt: _ignored, ...rest } = await details(user, id);
-    detailed.push(rest);
-  }
-  return { list: list.body.data, detailed };
-}
-
-async function upload(app: FastifyInstance, user: TestUser, folderId: string, name: string, size: number) {
-  const res = await app.inject({
-    method: 'PUT',
-    url: `/api/files/upload/${folderId}?name=${encodeURIComponent(name)}`,
-    headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
-    payload: randomBytes(size),
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json().data;
 }
 
 // [name, what, 256 bytes long]
@@ -91,10 +41,10 @@ for (const dialect of DIALECTS) {
     it('names: ".", "..", "/", NUL, control characters, over 255 bytes, empty are 400 INVALID_NAME on create, update and copy', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      const target = await mkdir(user, 'Target');
-      const inner = await mkdir(user, 'Inner', target.id);
-      const before = await snapshot(user, [rootId, target.id, inner.id]);
+      const rootId = await rootFolderId(user);
+      const target = await createFolder(user, 'Target');
+      const inner = await createFolder(user, 'Inner', target.id);
+      const before = await folderSnapshot(user, [rootId, target.id, inner.id]);
       for (const [name, what, long] of INVALID_NAMES) {
         if (long) assert.equal(Buffer.byteLength(name), 256, what);
         assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name }), 400, 'INVALID_NAME');
@@ -103,34 +53,34 @@ for (const dialect of DIALECTS) {
         assertError(await user.api.put(`/api/folders/update/${inner.id}`, { name, visibility: 'public' }), 400, 'INVALID_NAME');
         assertError(await user.api.post(`/api/folders/copy/${inner.id}`, { targetParentId: rootId, name }), 400, 'INVALID_NAME');
       }
-      assert.deepEqual(await snapshot(user, [rootId, target.id, inner.id]), before, 'nothing was created, renamed or copied');
+      assert.deepEqual(await folderSnapshot(user, [rootId, target.id, inner.id]), before, 'nothing was created, renamed or copied');
     });
 
     it('names: 255 bytes are accepted on create, update and copy', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
+      const rootId = await rootFolderId(user);
       const names = [`${'é'.repeat(127)}x`, 'b'.repeat(255), `${'😀'.repeat(63)}xyz`, `${'€'.repeat(85)}`];
       for (const name of names) assert.equal(Buffer.byteLength(name), 255);
-      const created = await mkdir(user, names[0]);
+      const created = await createFolder(user, names[0]);
       assert.equal(created.name, names[0]);
       assert.equal(created.displayPath, `/${names[0]}`);
-      const other = await mkdir(user, 'short');
+      const other = await createFolder(user, 'short');
       let res = await user.api.put(`/api/folders/update/${other.id}`, { name: names[1] });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      assert.equal((await details(user, other.id)).name, names[1]);
+      assert.equal((await folderDetails(user, other.id)).name, names[1]);
       res = await user.api.post(`/api/folders/copy/${other.id}`, { targetParentId: rootId, name: names[2] });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       assert.equal(res.body.data.name, names[2]);
-      const nested = await mkdir(user, names[3], created.id);
-      assert.equal((await details(user, nested.id)).displayPath, `/${names[0]}/${names[3]}`);
+      const nested = await createFolder(user, names[3], created.id);
+      assert.equal((await folderDetails(user, nested.id)).displayPath, `/${names[0]}/${names[3]}`);
       assert.deepEqual(await childNames(user, rootId), [names[0], names[1], names[2]].sort());
     });
 
     it('names: unicode, quotes, spaces and markup are kept exactly as given', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
+      const rootId = await rootFolderId(user);
       const odd = [
         `Quote "it" — 'ok'`,
         'ünïcødé ☃ 日本語 😀',
@@ -146,9 +96,9 @@ for (const dialect of DIALECTS) {
       ];
       const ids: string[] = [];
       for (const name of odd) {
-        const f = await mkdir(user, name);
+        const f = await createFolder(user, name);
         assert.equal(f.name, name);
-        const d = await details(user, f.id);
+        const d = await folderDetails(user, f.id);
         assert.equal(d.name, name, JSON.stringify(name));
         assert.equal(d.displayPath, `/${name}`);
         ids.push(f.id);
@@ -158,25 +108,25 @@ for (const dialect of DIALECTS) {
       // A rename and a named copy keep the name as given too.
       const renamed = 'Ça « marche » — \u2019quoted\u2019';
       assert.equal((await user.api.put(`/api/folders/update/${ids[0]}`, { name: renamed })).status, 200);
-      assert.equal((await details(user, ids[0])).name, renamed);
+      assert.equal((await folderDetails(user, ids[0])).name, renamed);
       const copyName = 'copie "spéciale" 🗂';
       const copy = await user.api.post(`/api/folders/copy/${ids[1]}`, { targetParentId: rootId, name: copyName });
       assert.equal(copy.status, 201);
-      assert.equal((await details(user, copy.body.data.id)).name, copyName);
-      const child = await mkdir(user, 'child', ids[4]);
-      assert.equal((await details(user, child.id)).displayPath, '/ padded /child');
-      assert.equal((await details(user, child.id)).parentName, ' padded ');
+      assert.equal((await folderDetails(user, copy.body.data.id)).name, copyName);
+      const child = await createFolder(user, 'child', ids[4]);
+      assert.equal((await folderDetails(user, child.id)).displayPath, '/ padded /child');
+      assert.equal((await folderDetails(user, child.id)).parentName, ' padded ');
     });
 
     it('sibling names are unique among live folders: 409 NAME_CONFLICT on create, rename, move and named copy', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B');
-      const innerA = await mkdir(user, 'A', b.id); // the same name under another parent is fine
-      const innerB = await mkdir(user, 'B', b.id);
-      const before = await snapshot(user, [rootId, a.id, b.id, innerA.id, innerB.id]);
+      const rootId = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B');
+      const innerA = await createFolder(user, 'A', b.id); // the same name under another parent is fine
+      const innerB = await createFolder(user, 'B', b.id);
+      const before = await folderSnapshot(user, [rootId, a.id, b.id, innerA.id, innerB.id]);
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'A' }), 409, 'NAME_CONFLICT');
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'A', parentId: b.id }), 409, 'NAME_CONFLICT');
       assertError(await user.api.put(`/api/folders/update/${b.id}`, { name: 'A' }), 409, 'NAME_CONFLICT');
@@ -185,7 +135,7 @@ for (const dialect of DIALECTS) {
       assertError(await user.api.post(`/api/folders/move/${a.id}`, { targetParentId: b.id }), 409, 'NAME_CONFLICT');
       assertError(await user.api.post(`/api/folders/copy/${innerB.id}`, { targetParentId: rootId, name: 'A' }), 409, 'NAME_CONFLICT');
       assertError(await user.api.post(`/api/folders/copy/${a.id}`, { targetParentId: b.id, name: 'B' }), 409, 'NAME_CONFLICT');
-      assert.deepEqual(await snapshot(user, [rootId, a.id, b.id, innerA.id, innerB.id]), before, 'the conflicts changed nothing');
+      assert.deepEqual(await folderSnapshot(user, [rootId, a.id, b.id, innerA.id, innerB.id]), before, 'the conflicts changed nothing');
       // Renaming a folder to its own name is not a conflict.
       assert.equal((await user.api.put(`/api/folders/update/${a.id}`, { name: 'A' })).status, 200);
       assert.deepEqual(await childNames(user, rootId), ['A', 'B']);
@@ -194,21 +144,21 @@ for (const dialect of DIALECTS) {
     it('a name is free again once its folder is in the trash; restoring into a taken name gives "name (restored)"', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      const a1 = await mkdir(user, 'A');
-      const kid = await mkdir(user, 'kid', a1.id);
+      const rootId = await rootFolderId(user);
+      const a1 = await createFolder(user, 'A');
+      const kid = await createFolder(user, 'kid', a1.id);
       assert.equal((await user.api.delete(`/api/folders/delete/${a1.id}`)).status, 200);
       // create
-      const a2 = await mkdir(user, 'A');
+      const a2 = await createFolder(user, 'A');
       assert.notEqual(a2.id, a1.id);
       assert.equal((await user.api.delete(`/api/folders/delete/${a2.id}`)).status, 200);
       // rename
-      const b = await mkdir(user, 'B');
+      const b = await createFolder(user, 'B');
       assert.equal((await user.api.put(`/api/folders/update/${b.id}`, { name: 'A' })).status, 200);
       assert.equal((await user.api.delete(`/api/folders/delete/${b.id}`)).status, 200);
       // move
-      const holder = await mkdir(user, 'Holder');
-      const a4 = await mkdir(user, 'A', holder.id);
+      const holder = await createFolder(user, 'Holder');
+      const a4 = await createFolder(user, 'A', holder.id);
       const moved = await user.api.post(`/api/folders/move/${a4.id}`, { targetParentId: rootId });
       assert.equal(moved.status, 200, JSON.stringify(moved.body));
       assert.deepEqual(await childNames(user, rootId), ['A', 'Holder']);
@@ -221,14 +171,14 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.data.displayPath, '/A (restored)');
       assert.equal(res.body.data.isDelete, false);
       assert.equal(res.body.data.deletedAt, null);
-      assert.equal((await details(user, kid.id)).displayPath, '/A (restored)/kid', 'the subtree came back with it');
+      assert.equal((await folderDetails(user, kid.id)).displayPath, '/A (restored)/kid', 'the subtree came back with it');
       res = await user.api.post(`/api/folders/restore/${a2.id}`);
       assert.equal(res.body.data.name, 'A (restored 2)');
       res = await user.api.post(`/api/folders/restore/${b.id}`);
       assert.equal(res.body.data.name, 'A (restored 3)');
       assert.deepEqual(await childNames(user, rootId), ['A', 'A (restored 2)', 'A (restored 3)', 'A (restored)', 'Holder']);
       // A restore into a free name keeps it.
-      const c = await mkdir(user, 'C');
+      const c = await createFolder(user, 'C');
       await user.api.delete(`/api/folders/delete/${c.id}`);
       res = await user.api.post(`/api/folders/restore/${c.id}`);
       assert.equal(res.body.data.name, 'C');
@@ -237,13 +187,13 @@ for (const dialect of DIALECTS) {
     it('a folder name may not repeat the name of a live file beside it', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      await upload(app, user, rootId, 'report', 10);
+      const rootId = await rootFolderId(user);
+      await putFile(app, user, rootId, 'report', randomBytes(10));
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'report' }), 409, 'NAME_CONFLICT');
-      const f = await mkdir(user, 'other');
+      const f = await createFolder(user, 'other');
       assertError(await user.api.put(`/api/folders/update/${f.id}`, { name: 'report' }), 409, 'NAME_CONFLICT');
-      const holder = await mkdir(user, 'holder');
-      const inner = await mkdir(user, 'report', holder.id);
+      const holder = await createFolder(user, 'holder');
+      const inner = await createFolder(user, 'report', holder.id);
       assertError(await user.api.post(`/api/folders/move/${inner.id}`, { targetParentId: rootId }), 409, 'NAME_CONFLICT');
       const copy = await user.api.post(`/api/folders/copy/${inner.id}`, { targetParentId: rootId });
       assert.equal(copy.status, 201);
@@ -253,7 +203,7 @@ for (const dialect of DIALECTS) {
     it('concurrent creates of one name: exactly one succeeds, the others are 409', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const parent = await mkdir(user, 'P');
+      const parent = await createFolder(user, 'P');
       const results = await Promise.all(
         Array.from({ length: 12 }, () => user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Same', parentId: parent.id })),
       );
@@ -261,22 +211,22 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(statuses, [201, ...Array(11).fill(409)], JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.body)));
       for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.code, 'NAME_CONFLICT');
       assert.deepEqual(await childNames(user, parent.id), ['Same']);
-      assert.equal((await details(user, parent.id)).totalSubfolders, 1);
+      assert.equal((await folderDetails(user, parent.id)).totalSubfolders, 1);
     });
 
     it('moves: not into itself or a descendant (400 INVALID_MOVE), not the root (400), not into the trash (409); nothing changes', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const x = await mkdir(user, 'X');
-      const trash = await mkdir(user, 'Trash');
-      const trashKid = await mkdir(user, 'TrashKid', trash.id);
+      const rootId = await rootFolderId(user);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      const x = await createFolder(user, 'X');
+      const trash = await createFolder(user, 'Trash');
+      const trashKid = await createFolder(user, 'TrashKid', trash.id);
       assert.equal((await user.api.delete(`/api/folders/delete/${trash.id}`)).status, 200);
       const ids = [rootId, a.id, b.id, c.id, x.id];
-      const before = await snapshot(user, ids);
+      const before = await folderSnapshot(user, ids);
 
       for (const target of [a.id, b.id, c.id]) {
         assertError(await user.api.post(`/api/folders/move/${a.id}`, { targetParentId: target }), 400, 'INVALID_MOVE');
@@ -307,33 +257,33 @@ for (const dialect of DIALECTS) {
       assertError(await user.api.post('/api/folders/move/nope', { targetParentId: x.id }), 400, 'INVALID_ID');
       assertError(await user.api.post('/api/folders/copy/nope', { targetParentId: x.id }), 400, 'INVALID_ID');
 
-      assert.deepEqual(await snapshot(user, ids), before, 'the refused moves and copies changed nothing');
-      assert.equal((await details(user, trash.id)).totalSubfolders, 1, 'the trashed folder is untouched');
+      assert.deepEqual(await folderSnapshot(user, ids), before, 'the refused moves and copies changed nothing');
+      assert.equal((await folderDetails(user, trash.id)).totalSubfolders, 1, 'the trashed folder is untouched');
       assert.deepEqual(await childNames(user, x.id), []);
     });
 
     it('display paths: "/" for the root, "/A/B/C" nested; they follow moves and renames, with the right parentName', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      const root = await details(user, rootId);
+      const rootId = await rootFolderId(user);
+      const root = await folderDetails(user, rootId);
       assert.equal(root.displayPath, '/');
       assert.equal(root.isRoot, true);
       assert.equal(root.parentId, '');
       assert.equal(root.parentName, '');
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const c = await mkdir(user, 'C', b.id);
-      const x = await mkdir(user, 'X');
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const c = await createFolder(user, 'C', b.id);
+      const x = await createFolder(user, 'X');
       assert.equal(a.displayPath, '/A');
       assert.equal(b.displayPath, '/A/B');
       assert.equal(c.displayPath, '/A/B/C');
-      let dc = await details(user, c.id);
+      let dc = await folderDetails(user, c.id);
       assert.equal(dc.displayPath, '/A/B/C');
       assert.equal(dc.parentId, b.id);
       assert.equal(dc.parentName, 'B');
-      assert.equal((await details(user, b.id)).parentName, 'A');
-      assert.equal((await details(user, a.id)).parentName, root.name);
+      assert.equal((await folderDetails(user, b.id)).parentName, 'A');
+      assert.equal((await folderDetails(user, a.id)).parentName, root.name);
 
       const moved = await user.api.post(`/api/folders/move/${b.id}`, { targetParentId: x.id });
       assert.equal(moved.status, 200);
@@ -342,7 +292,7 @@ for (const dialect of DIALECTS) {
       assert.equal(moved.body.data.displayPath, '/X/B');
       assert.equal(moved.body.data.parentId, x.id);
       assert.equal(moved.body.data.parentName, 'X');
-      dc = await details(user, c.id);
+      dc = await folderDetails(user, c.id);
       assert.equal(dc.displayPath, '/X/B/C');
       assert.equal(dc.parentName, 'B');
       assert.deepEqual(await childNames(user, a.id), []);
@@ -353,8 +303,8 @@ for (const dialect of DIALECTS) {
 
       // Rename an ancestor: every path below follows.
       assert.equal((await user.api.put(`/api/folders/update/${x.id}`, { name: 'Y' })).status, 200);
-      assert.equal((await details(user, c.id)).displayPath, '/Y/B/C');
-      assert.equal((await details(user, b.id)).parentName, 'Y');
+      assert.equal((await folderDetails(user, c.id)).displayPath, '/Y/B/C');
+      assert.equal((await folderDetails(user, b.id)).parentName, 'Y');
       const sub = await user.api.get(`/api/folders/${x.id}/subfolders`);
       assert.equal(sub.body.data.parentFolder.name, 'Y');
       all = await paths(user);
@@ -363,12 +313,12 @@ for (const dialect of DIALECTS) {
 
       // Rename the folder itself, then move it back to the root.
       assert.equal((await user.api.put(`/api/folders/update/${b.id}`, { name: 'B2' })).status, 200);
-      assert.equal((await details(user, c.id)).parentName, 'B2');
+      assert.equal((await folderDetails(user, c.id)).parentName, 'B2');
       const back = await user.api.post(`/api/folders/move/${b.id}`, { targetParentId: rootId });
       assert.equal(back.body.data.displayPath, '/B2');
       assert.equal(back.body.data.parentId, rootId);
       assert.equal(back.body.data.parentName, root.name);
-      assert.equal((await details(user, c.id)).displayPath, '/B2/C');
+      assert.equal((await folderDetails(user, c.id)).displayPath, '/B2/C');
       // A move to the current parent is a no-op.
       const same = await user.api.post(`/api/folders/move/${c.id}`, { targetParentId: b.id });
       assert.equal(same.status, 200);
@@ -379,11 +329,11 @@ for (const dialect of DIALECTS) {
       let parent = a.id;
       const names: string[] = ['A'];
       for (let i = 0; i < 12; i++) {
-        const f = await mkdir(user, `L${i}`, parent);
+        const f = await createFolder(user, `L${i}`, parent);
         names.push(`L${i}`);
         parent = f.id;
       }
-      assert.equal((await details(user, parent)).displayPath, `/${names.join('/')}`);
+      assert.equal((await folderDetails(user, parent)).displayPath, `/${names.join('/')}`);
       assert.equal((await paths(user)).get(parent), `/${names.join('/')}`);
     });
   });

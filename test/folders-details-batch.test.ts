@@ -4,15 +4,10 @@
 // joins one that started before the request came (a rename is seen by the next details request).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DIALECTS, build, signUp, type TestUser } from './helper.js';
+import { DIALECTS, build, signUp } from './helper.js';
 import { findFolderDetails, findFolders } from '../src/modules/folders/folders.repository.js';
 import { rootFolderId, unknownId } from './support/files.js';
-
-async function mkdir(user: TestUser, name: string, parentId: string): Promise<string> {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, parentId });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.id as string;
-}
+import { mkdir } from './support/folders.js';
 
 for (const dialect of DIALECTS) {
   describe(`folder details read together [${dialect}]`, () => {

@@ -7,13 +7,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { DIALECTS, build, client, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, build, client, signUp, type ApiResponse } from './helper.js';
+import { assertError } from './support/errors.js';
+import { createFolder, folderDetails, folderSnapshot } from './support/folders.js';
+import { rootFolderId } from './support/files.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ID_CHARS = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /** A well-formed id nobody holds: `fld_` + 26 characters of the id alphabet. */
-function unknownId(prefix = 'fld'): string {
+function randomUnknownId(prefix = 'fld'): string {
   return `${prefix}_${Array.from(randomBytes(26), (b) => ID_CHARS[b % 32]).join('')}`;
 }
 
@@ -98,49 +101,6 @@ function assertListItem(item: any) {
   assert.match(item.hashUrl, /^[A-Za-z0-9_-]{22,}$/, 'hashUrl is URL-safe, at least 128 bits');
 }
 
-function assertError(res: ApiResponse, status: number, code: string, label = '') {
-  assert.equal(res.status, status, `${label ? `${label}: ` : ''}expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code, label);
-  assert.equal(res.body.data, null);
-  assert.equal(typeof res.body.message, 'string');
-  assert.ok(res.body.message.length > 0);
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string, extra: Record<string, unknown> = {}) {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}), ...extra });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data;
-}
-
-async function details(user: TestUser, id: string) {
-  const res = await user.api.get(`/api/folders/details/${id}`);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data;
-}
-
-async function rootOf(user: TestUser): Promise<string> {
-  const res = await user.api.get('/api/folders/root/subfolders');
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data.parentFolder.id;
-}
-
-/**
- * What a user's bucket looks like through the API, without anything a read changes
- * (lastAccessAt): every live folder with its path, and the details of some folders.
- */
-async function snapshot(user: TestUser, ids: string[]) {
-  const list = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=1000`);
-  assert.equal(list.status, 200);
-  const folders = [...list.body.data.data].sort((a: any, b: any) => a.id.localeCompare(b.id));
-  const detailed = [];
-  for (const id of ids) {
-    const { lastAccessAt: _ignored, ...rest } = await details(user, id);
-    detailed.push(rest);
-  }
-  return { total: list.body.data.total, folders, detailed };
-}
-
 /** A raw request, for tokens and headers the helper client does not send. */
 async function raw(app: FastifyInstance, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<ApiResponse> {
   const res = await app.inject({ method: method as any, url, headers, ...(body !== undefined ? { payload: body as any } : {}) });
@@ -152,7 +112,7 @@ for (const dialect of DIALECTS) {
     it('create: 201 with the folder detail in the envelope', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
       const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Documents' });
       assert.equal(res.status, 201);
       assert.equal(res.body.status, 201);
@@ -169,15 +129,15 @@ for (const dialect of DIALECTS) {
       assert.equal(d.totalFiles, 0);
       assert.equal(d.totalSizeByte, 0);
       assert.equal(d.lastAccessAt, null, 'never accessed yet');
-      const pub = await mkdir(user, 'Public', undefined, { visibility: 'public' });
+      const pub = await createFolder(user, 'Public', undefined, { visibility: 'public' });
       assert.equal(pub.visibility, 'public');
-      assert.equal((await details(user, pub.id)).visibility, 'public');
+      assert.equal((await folderDetails(user, pub.id)).visibility, 'public');
       // Validation of the create body.
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, {}), 400, 'VALIDATION_FAILED');
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', visibility: 'secret' }), 400, 'VALIDATION_FAILED');
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: 'nope' }), 400, 'INVALID_ID');
-      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: unknownId() }), 404, 'FOLDER_NOT_FOUND');
-      assertError(await user.api.post(`/api/folders/create/${unknownId('bkt')}`, { name: 'x' }), 404, 'BUCKET_NOT_FOUND');
+      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: randomUnknownId() }), 404, 'FOLDER_NOT_FOUND');
+      assertError(await user.api.post(`/api/folders/create/${randomUnknownId('bkt')}`, { name: 'x' }), 404, 'BUCKET_NOT_FOUND');
       assertError(await user.api.post('/api/folders/create/bkt_nope', { name: 'x' }), 400, 'INVALID_ID');
       const top = await user.api.get('/api/folders/root/subfolders');
       assert.deepEqual(top.body.data.data.map((f: any) => f.name), ['Documents', 'Public'], 'the refused creates created nothing');
@@ -186,8 +146,8 @@ for (const dialect of DIALECTS) {
     it('details: 200, the envelope holds every field of the Folder detail table with its type', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const a = await mkdir(user, 'Documents');
-      const b = await mkdir(user, '2026', a.id);
+      const a = await createFolder(user, 'Documents');
+      const b = await createFolder(user, '2026', a.id);
       const res = await user.api.get(`/api/folders/details/${b.id}`);
       assert.equal(res.status, 200);
       assert.deepEqual(Object.keys(res.body).sort(), ['data', 'message', 'status']);
@@ -213,14 +173,14 @@ for (const dialect of DIALECTS) {
       assert.equal(d.createdAt, b.createdAt);
       assert.ok(Date.parse(d.updatedAt) >= Date.parse(d.createdAt));
       // Reading the details is an access: by the next read at the latest, lastAccessAt is set.
-      const again = await details(user, b.id);
+      const again = await folderDetails(user, b.id);
       assert.equal(typeof again.lastAccessAt, 'string', 'reading the details is an access');
       assert.match(again.lastAccessAt, ISO_MS);
       assert.ok(Date.parse(again.lastAccessAt) >= Date.parse(d.createdAt));
       assert.ok(Date.parse(again.lastAccessAt) <= Date.now() + 1000);
-      const parent = await details(user, a.id);
+      const parent = await folderDetails(user, a.id);
       assert.equal(parent.totalSubfolders, 1);
-      const root = await details(user, parent.parentId);
+      const root = await folderDetails(user, parent.parentId);
       assert.equal(root.isRoot, true);
       assert.equal(parent.parentName, root.name, 'a top-level folder: parentName is the root\'s name');
       assert.equal(parent.displayPath, '/Documents', 'the root\'s name is not part of paths');
@@ -229,25 +189,25 @@ for (const dialect of DIALECTS) {
     it('details: the root folder is "/", isRoot, with an empty parentId and parentName', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const rootId = await rootOf(user);
-      const root = await details(user, rootId);
+      const rootId = await rootFolderId(user);
+      const root = await folderDetails(user, rootId);
       assertFolderDetail(root);
       assert.equal(root.isRoot, true);
       assert.equal(root.displayPath, '/');
       assert.equal(root.parentId, '');
       assert.equal(root.parentName, '');
       assert.equal(root.totalSubfolders, 0);
-      const a = await mkdir(user, 'A');
+      const a = await createFolder(user, 'A');
       assert.equal(a.isRoot, false);
       assert.equal(a.parentId, rootId);
-      assert.equal((await details(user, rootId)).totalSubfolders, 1);
+      assert.equal((await folderDetails(user, rootId)).totalSubfolders, 1);
     });
 
     it('details: 401 without a token, with a bad token, and for another user\'s folder; 404 unknown; 400 malformed', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const folder = await mkdir(owner, 'Secret plans');
+      const folder = await createFolder(owner, 'Secret plans');
       const url = `/api/folders/details/${folder.id}`;
       assertError(await client(app).get(url), 401, 'UNAUTHENTICATED');
       assertError(await client(app, 'cof_not-a-token').get(url), 401, 'UNAUTHENTICATED');
@@ -256,55 +216,55 @@ for (const dialect of DIALECTS) {
       const denied = await other.api.get(url);
       assertError(denied, 401, 'FOLDER_ACCESS_DENIED');
       assert.ok(!JSON.stringify(denied.body).includes('Secret plans'), 'nothing of the folder leaks');
-      assertError(await owner.api.get(`/api/folders/details/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
-      assertError(await other.api.get(`/api/folders/details/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.get(`/api/folders/details/${randomUnknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.get(`/api/folders/details/${randomUnknownId()}`), 404, 'FOLDER_NOT_FOUND');
       for (const bad of MALFORMED_IDS) {
         assertError(await owner.api.get(`/api/folders/details/${bad}`), 400, 'INVALID_ID');
       }
       // A token that was signed out no longer works.
       const leaving = await signUp(app);
-      const mine = await mkdir(leaving, 'Mine');
+      const mine = await createFolder(leaving, 'Mine');
       assert.equal((await leaving.api.post('/api/auth/logout')).status, 200);
       assertError(await leaving.api.get(`/api/folders/details/${mine.id}`), 401, 'UNAUTHENTICATED');
       // The owner still reads it.
-      assert.equal((await details(owner, folder.id)).name, 'Secret plans');
+      assert.equal((await folderDetails(owner, folder.id)).name, 'Secret plans');
     });
 
     it('details: a trashed folder stays readable by its owner, with isDelete and deletedAt', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const other = await signUp(app);
-      const a = await mkdir(user, 'A');
-      const b = await mkdir(user, 'B', a.id);
-      const live = await details(user, a.id);
+      const a = await createFolder(user, 'A');
+      const b = await createFolder(user, 'B', a.id);
+      const live = await folderDetails(user, a.id);
       assert.equal(live.isDelete, false);
       assert.equal(live.deletedAt, null);
       const before = Date.now();
       assert.equal((await user.api.delete(`/api/folders/delete/${a.id}`)).status, 200);
       for (const id of [a.id, b.id]) {
-        const d = await details(user, id);
+        const d = await folderDetails(user, id);
         assertFolderDetail(d);
         assert.equal(d.isDelete, true, `${id} is in the trash`);
         assert.match(d.deletedAt, ISO_MS);
         assert.ok(Date.parse(d.deletedAt) >= before - 1000);
       }
-      assert.equal((await details(user, b.id)).displayPath, '/A/B');
+      assert.equal((await folderDetails(user, b.id)).displayPath, '/A/B');
       assertError(await other.api.get(`/api/folders/details/${a.id}`), 401, 'FOLDER_ACCESS_DENIED');
       // Restoring a live folder is refused.
-      const c = await mkdir(user, 'C');
+      const c = await createFolder(user, 'C');
       assertError(await user.api.post(`/api/folders/restore/${c.id}`), 409, 'NOT_IN_TRASH');
-      assert.equal((await details(user, c.id)).isDelete, false);
-      assertError(await user.api.post(`/api/folders/restore/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assert.equal((await folderDetails(user, c.id)).isDelete, false);
+      assertError(await user.api.post(`/api/folders/restore/${randomUnknownId()}`), 404, 'FOLDER_NOT_FOUND');
       assertError(await user.api.post('/api/folders/restore/garbage'), 400, 'INVALID_ID');
     });
 
     it('subfolders: 200, the envelope with data, total and parentFolder; root is the default bucket\'s top level', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
-      const rootId = await rootOf(owner);
-      const b = await mkdir(owner, 'B');
-      const a = await mkdir(owner, 'A', undefined, { visibility: 'public' });
-      const child = await mkdir(owner, 'child', a.id);
+      const rootId = await rootFolderId(owner);
+      const b = await createFolder(owner, 'B');
+      const a = await createFolder(owner, 'A', undefined, { visibility: 'public' });
+      const child = await createFolder(owner, 'child', a.id);
       const top = await owner.api.get('/api/folders/root/subfolders');
       assert.equal(top.status, 200);
       assert.equal(top.body.status, 200);
@@ -355,8 +315,8 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const a = await mkdir(owner, 'A');
-      await mkdir(owner, 'Hidden child', a.id);
+      const a = await createFolder(owner, 'A');
+      await createFolder(owner, 'Hidden child', a.id);
       for (const target of [a.id, 'root']) {
         assertError(await client(app).get(`/api/folders/${target}/subfolders`), 401, 'UNAUTHENTICATED');
         assertError(await client(app, 'cof_bad').get(`/api/folders/${target}/subfolders`), 401, 'UNAUTHENTICATED');
@@ -364,15 +324,15 @@ for (const dialect of DIALECTS) {
       const forbidden = await other.api.get(`/api/folders/${a.id}/subfolders`);
       assertError(forbidden, 403, 'FOLDER_FORBIDDEN');
       assert.ok(!JSON.stringify(forbidden.body).includes('Hidden child'));
-      assertError(await other.api.get(`/api/folders/${await rootOf(owner)}/subfolders`), 403, 'FOLDER_FORBIDDEN');
-      assertError(await owner.api.get(`/api/folders/${unknownId()}/subfolders`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await other.api.get(`/api/folders/${await rootFolderId(owner)}/subfolders`), 403, 'FOLDER_FORBIDDEN');
+      assertError(await owner.api.get(`/api/folders/${randomUnknownId()}/subfolders`), 404, 'FOLDER_NOT_FOUND');
       for (const bad of MALFORMED_IDS) {
         assertError(await owner.api.get(`/api/folders/${bad}/subfolders`), 400, 'INVALID_ID');
       }
       // root of another user's bucket, or of an unknown one: 404, nothing listed.
       const theirs = await other.api.get(`/api/folders/root/subfolders?bucketId=${owner.defaultBucketId}`);
       assertError(theirs, 404, 'BUCKET_NOT_FOUND');
-      assertError(await owner.api.get(`/api/folders/root/subfolders?bucketId=${unknownId('bkt')}`), 404, 'BUCKET_NOT_FOUND');
+      assertError(await owner.api.get(`/api/folders/root/subfolders?bucketId=${randomUnknownId('bkt')}`), 404, 'BUCKET_NOT_FOUND');
       // The other user's own root is theirs, and empty.
       const own = await other.api.get('/api/folders/root/subfolders');
       assert.equal(own.status, 200);
@@ -384,9 +344,9 @@ for (const dialect of DIALECTS) {
     it('subfolders: the database-written items equal the other listings\' for awkward names, across pages and in the trash', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
-      const parent = await mkdir(owner, 'Parent "quoted"');
+      const parent = await createFolder(owner, 'Parent "quoted"');
       const names = ['He said "hi"', 'back\\slash \\"', 'ünïcødé ✓ 😀 日本', '<script>&amp;<b>', "it's", 'é'.repeat(127)];
-      for (const name of names) await mkdir(owner, name, parent.id, name === "it's" ? { visibility: 'public' } : {});
+      for (const name of names) await createFolder(owner, name, parent.id, name === "it's" ? { visibility: 'public' } : {});
       const pages: any[] = [];
       let cursor: string | null = null;
       do {
@@ -412,7 +372,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await owner.api.delete(`/api/folders/delete/${parent.id}`)).status, 200);
       const trashed = await owner.api.get(`/api/folders/${parent.id}/subfolders`);
       assert.equal(trashed.status, 200, JSON.stringify(trashed.body));
-      const deletedAt = (await details(owner, parent.id)).deletedAt;
+      const deletedAt = (await folderDetails(owner, parent.id)).deletedAt;
       assert.match(deletedAt, ISO_MS);
       assert.deepEqual(
         trashed.body.data.data,
@@ -431,14 +391,14 @@ for (const dialect of DIALECTS) {
     it('update: 200 with exactly {}; form A (isPrivate) and form B (visibility) both work', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
-      const f = await mkdir(owner, 'Old');
-      const created = await details(owner, f.id);
+      const f = await createFolder(owner, 'Old');
+      const created = await folderDetails(owner, f.id);
 
       // Form A: name required, isPrivate false = public.
       let res = await owner.api.put(`/api/folders/update/${f.id}`, { name: 'New', isPrivate: false });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, {});
-      let d = await details(owner, f.id);
+      let d = await folderDetails(owner, f.id);
       assert.equal(d.name, 'New');
       assert.equal(d.visibility, 'public');
       assert.equal(d.displayPath, '/New');
@@ -449,27 +409,27 @@ for (const dialect of DIALECTS) {
       res = await owner.api.put(`/api/folders/update/${f.id}`, { name: 'New', isPrivate: true, isShare: true });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, {});
-      assert.equal((await details(owner, f.id)).visibility, 'private');
+      assert.equal((await folderDetails(owner, f.id)).visibility, 'private');
 
       // Form B: visibility alone keeps the name.
       res = await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'public' });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, {});
-      d = await details(owner, f.id);
+      d = await folderDetails(owner, f.id);
       assert.equal(d.visibility, 'public');
       assert.equal(d.name, 'New');
 
       // Form B: name alone keeps the visibility.
       res = await owner.api.put(`/api/folders/update/${f.id}`, { name: 'Newer' });
       assert.deepEqual(res.body, {});
-      d = await details(owner, f.id);
+      d = await folderDetails(owner, f.id);
       assert.equal(d.name, 'Newer');
       assert.equal(d.visibility, 'public');
 
       // Both forms agreeing is fine.
       res = await owner.api.put(`/api/folders/update/${f.id}`, { visibility: 'private', isPrivate: true });
       assert.equal(res.status, 200);
-      assert.equal((await details(owner, f.id)).visibility, 'private');
+      assert.equal((await folderDetails(owner, f.id)).visibility, 'private');
 
       // The list item shows the same.
       const top = await owner.api.get('/api/folders/root/subfolders');
@@ -477,18 +437,18 @@ for (const dialect of DIALECTS) {
       assert.equal(top.body.data.data[0].visibility, 'private');
 
       // The root's visibility may change (only its name may not).
-      const rootId = await rootOf(owner);
+      const rootId = await rootFolderId(owner);
       res = await owner.api.put(`/api/folders/update/${rootId}`, { visibility: 'public' });
       assert.equal(res.status, 200);
-      assert.equal((await details(owner, rootId)).visibility, 'public');
+      assert.equal((await folderDetails(owner, rootId)).visibility, 'public');
     });
 
     it('update: 400 for an empty body, bad visibility, conflicting forms, malformed id, invalid name; 404; nothing changes', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const f = await mkdir(owner, 'Keep');
-      const before = await snapshot(owner, [f.id]);
+      const f = await createFolder(owner, 'Keep');
+      const before = await folderSnapshot(owner, [f.id]);
       const url = `/api/folders/update/${f.id}`;
       assertError(await owner.api.put(url, {}), 400, 'EMPTY_UPDATE');
       assertError(await owner.api.put(url, { unknownField: 'x' }), 400, 'EMPTY_UPDATE');
@@ -500,20 +460,20 @@ for (const dialect of DIALECTS) {
       for (const name of ['', '.', '..', 'a/b', 'nul\u0000', 'é'.repeat(128)]) {
         assertError(await owner.api.put(url, { name }), 400, 'INVALID_NAME');
       }
-      assertError(await owner.api.put(`/api/folders/update/${unknownId()}`, { name: 'x' }), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.put(`/api/folders/update/${randomUnknownId()}`, { name: 'x' }), 404, 'FOLDER_NOT_FOUND');
       assertError(await other.api.put(url, { name: 'Stolen' }), 404, 'FOLDER_NOT_FOUND');
       assertError(await other.api.put(url, { visibility: 'public' }), 404, 'FOLDER_NOT_FOUND');
-      assert.deepEqual(await snapshot(owner, [f.id]), before);
+      assert.deepEqual(await folderSnapshot(owner, [f.id]), before);
       // The root takes its bucket's name: it cannot be renamed.
-      const rootId = await rootOf(owner);
-      const rootName = (await details(owner, rootId)).name;
+      const rootId = await rootFolderId(owner);
+      const rootName = (await folderDetails(owner, rootId)).name;
       assertError(await owner.api.put(`/api/folders/update/${rootId}`, { name: 'Renamed root' }), 400, 'ROOT_FOLDER_READONLY');
-      assert.equal((await details(owner, rootId)).name, rootName);
+      assert.equal((await folderDetails(owner, rootId)).name, rootName);
       // A trashed folder must be restored before it is changed.
       assert.equal((await owner.api.delete(`/api/folders/delete/${f.id}`)).status, 200);
       assertError(await owner.api.put(url, { name: 'Changed in trash' }), 409, 'FOLDER_IN_TRASH');
       assertError(await owner.api.put(url, { visibility: 'public' }), 409, 'FOLDER_IN_TRASH');
-      const trashed = await details(owner, f.id);
+      const trashed = await folderDetails(owner, f.id);
       assert.equal(trashed.name, 'Keep');
       assert.equal(trashed.visibility, 'private');
     });
@@ -521,11 +481,11 @@ for (const dialect of DIALECTS) {
     it('delete: 200 with exactly {}; soft by default, trash in the query or the JSON body, hard', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
-      const rootId = await rootOf(owner);
+      const rootId = await rootFolderId(owner);
       const folders: Record<string, any> = {};
       for (const name of ['Default', 'SoftQuery', 'SoftBody', 'HardQuery', 'HardBody']) {
-        folders[name] = await mkdir(owner, name);
-        folders[`${name}/child`] = await mkdir(owner, 'child', folders[name].id);
+        folders[name] = await createFolder(owner, name);
+        folders[`${name}/child`] = await createFolder(owner, 'child', folders[name].id);
       }
       const expectDeleted = async (res: ApiResponse) => {
         assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -539,7 +499,7 @@ for (const dialect of DIALECTS) {
 
       for (const name of ['Default', 'SoftQuery', 'SoftBody']) {
         for (const id of [folders[name].id, folders[`${name}/child`].id]) {
-          const d = await details(owner, id);
+          const d = await folderDetails(owner, id);
           assert.equal(d.isDelete, true, `${name}: soft delete puts it in the trash`);
           assert.match(d.deletedAt, ISO_MS);
         }
@@ -552,7 +512,7 @@ for (const dialect of DIALECTS) {
       const top = await owner.api.get('/api/folders/root/subfolders');
       assert.equal(top.body.data.total, 0);
       assert.deepEqual(top.body.data.data, []);
-      assert.equal((await details(owner, rootId)).totalSubfolders, 0);
+      assert.equal((await folderDetails(owner, rootId)).totalSubfolders, 0);
       // Soft-deleted folders can come back; hard-deleted ones cannot.
       assert.equal((await owner.api.post(`/api/folders/restore/${folders.SoftBody.id}`)).status, 200);
       assertError(await owner.api.post(`/api/folders/restore/${folders.HardBody.id}`), 404, 'FOLDER_NOT_FOUND');
@@ -569,10 +529,10 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const a = await mkdir(owner, 'A');
-      const b = await mkdir(owner, 'B', a.id);
-      const rootId = await rootOf(owner);
-      const before = await snapshot(owner, [rootId, a.id, b.id]);
+      const a = await createFolder(owner, 'A');
+      const b = await createFolder(owner, 'B', a.id);
+      const rootId = await rootFolderId(owner);
+      const before = await folderSnapshot(owner, [rootId, a.id, b.id]);
       const url = `/api/folders/delete/${a.id}`;
       for (const value of ['maybe', 'HARD', 'Soft', '', 'hard ']) {
         assertError(await owner.api.delete(`${url}?trash=${encodeURIComponent(value)}`), 400, 'INVALID_TRASH_MODE');
@@ -583,31 +543,31 @@ for (const dialect of DIALECTS) {
       }
       assertError(await owner.api.delete(`${url}?trash=soft`, { trash: 'hard' }), 400, 'INVALID_TRASH_MODE');
       for (const bad of MALFORMED_IDS) assertError(await owner.api.delete(`/api/folders/delete/${bad}`), 400, 'INVALID_ID');
-      assertError(await owner.api.delete(`/api/folders/delete/${unknownId()}`), 404, 'FOLDER_NOT_FOUND');
-      assertError(await owner.api.delete(`/api/folders/delete/${unknownId()}?trash=hard`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.delete(`/api/folders/delete/${randomUnknownId()}`), 404, 'FOLDER_NOT_FOUND');
+      assertError(await owner.api.delete(`/api/folders/delete/${randomUnknownId()}?trash=hard`), 404, 'FOLDER_NOT_FOUND');
       assertError(await other.api.delete(url), 404, 'FOLDER_NOT_FOUND');
       assertError(await other.api.delete(`${url}?trash=hard`), 404, 'FOLDER_NOT_FOUND');
       assertError(await other.api.delete(url, { trash: 'hard' }), 404, 'FOLDER_NOT_FOUND');
       assertError(await owner.api.delete(`/api/folders/delete/${rootId}`), 400, 'ROOT_FOLDER_READONLY');
       assertError(await owner.api.delete(`/api/folders/delete/${rootId}?trash=hard`), 400, 'ROOT_FOLDER_READONLY');
-      assert.deepEqual(await snapshot(owner, [rootId, a.id, b.id]), before, 'the refused deletes changed nothing');
-      assert.equal((await details(owner, a.id)).isDelete, false);
+      assert.deepEqual(await folderSnapshot(owner, [rootId, a.id, b.id]), before, 'the refused deletes changed nothing');
+      assert.equal((await folderDetails(owner, a.id)).isDelete, false);
     });
 
     it('authorizes every folder route: 401 without or with a bad token; another user gets 401/403/404 and changes nothing', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
-      const a = await mkdir(owner, 'A');
-      const b = await mkdir(owner, 'B', a.id);
-      const trashed = await mkdir(owner, 'Trashed');
+      const a = await createFolder(owner, 'A');
+      const b = await createFolder(owner, 'B', a.id);
+      const trashed = await createFolder(owner, 'Trashed');
       assert.equal((await owner.api.delete(`/api/folders/delete/${trashed.id}`)).status, 200);
-      const ownerRoot = await rootOf(owner);
-      const otherRoot = await rootOf(other);
-      const otherFolder = await mkdir(other, 'Theirs');
+      const ownerRoot = await rootFolderId(owner);
+      const otherRoot = await rootFolderId(other);
+      const otherFolder = await createFolder(other, 'Theirs');
       const ids = [ownerRoot, a.id, b.id, trashed.id];
-      const before = await snapshot(owner, ids);
-      const otherBefore = await snapshot(other, [otherRoot, otherFolder.id]);
+      const before = await folderSnapshot(owner, ids);
+      const otherBefore = await folderSnapshot(other, [otherRoot, otherFolder.id]);
 
       type Route = { method: string; url: string; body?: unknown; status: number; code: string };
       const routes: Route[] = [
@@ -651,10 +611,10 @@ for (const dialect of DIALECTS) {
         assertError(res, route.status, route.code, `${label} as another user`);
       }
       // Nothing changed for either user.
-      assert.deepEqual(await snapshot(owner, ids), before, 'the owner\'s folders are unchanged');
-      assert.deepEqual(await snapshot(other, [otherRoot, otherFolder.id]), otherBefore, 'the other user\'s folders are unchanged');
-      assert.equal((await details(owner, trashed.id)).isDelete, true, 'still in the trash');
-      assert.equal((await details(owner, a.id)).isDelete, false, 'still live');
+      assert.deepEqual(await folderSnapshot(owner, ids), before, 'the owner\'s folders are unchanged');
+      assert.deepEqual(await folderSnapshot(other, [otherRoot, otherFolder.id]), otherBefore, 'the other user\'s folders are unchanged');
+      assert.equal((await folderDetails(owner, trashed.id)).isDelete, true, 'still in the trash');
+      assert.equal((await folderDetails(owner, a.id)).isDelete, false, 'still live');
       // And the owner can still do everything.
       assert.equal((await owner.api.post(`/api/folders/restore/${trashed.id}`)).status, 200);
       assert.equal((await owner.api.post(`/api/folders/copy/${b.id}`, { targetParentId: ownerRoot })).status, 201);

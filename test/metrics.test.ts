@@ -3,10 +3,10 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable, PassThrough } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { DIALECTS, build, client, signUp } from './helper.js';
 import { putFile, rootFolderId, unknownId } from './support/files.js';
+import { eventually } from './support/wait.js';
 
 /** The value of one sample of the exposition (labels in any order), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -141,12 +141,7 @@ for (const dialect of DIALECTS) {
         payload: body,
       });
       body.write(Buffer.alloc(10_000, 1));
-      let active: number | undefined;
-      for (let i = 0; i < 200 && active !== 1; i++) {
-        active = sample(await scrape(app), 'coffre_active_uploads');
-        if (active !== 1) await sleep(10);
-      }
-      assert.equal(active, 1, 'the upload shows while it runs');
+      await eventually(async () => assert.equal(sample(await scrape(app), 'coffre_active_uploads'), 1, 'the upload shows while it runs'));
       body.end(Buffer.alloc(5000, 2));
       assert.equal((await pending).statusCode, 201);
       const text = await scrape(app);

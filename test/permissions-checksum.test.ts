@@ -2,7 +2,7 @@
 // SHA-256 of a plaintext tells whether it is a file one already knows. The field stays, as "".
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, build, signUp } from './helper.js';
 import { assertStatus, mkdir } from './support/folders.js';
 import { putFile } from './support/files.js';
 

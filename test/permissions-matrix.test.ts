@@ -118,7 +118,7 @@ function send(api: Client, call: Call): Promise<ApiResponse> {
   }
 }
 
-function ok(res: ApiResponse, status: number, what: string): ApiResponse {
+function fixtureStep(res: ApiResponse, status: number, what: string): ApiResponse {
   assert.equal(res.status, status, `fixture: ${what}: ${res.status} ${JSON.stringify(res.body)}`);
   return res;
 }
@@ -136,7 +136,7 @@ for (const dialect of DIALECTS) {
         canEdit: await signUp(app, 'Editor'),
       };
       const other = await signUp(app, 'Other');
-      const root = ok(await owner.api.get('/api/folders/root/subfolders'), 200, 'root').body.data.parentFolder.id;
+      const root = fixtureStep(await owner.api.get('/api/folders/root/subfolders'), 200, 'root').body.data.parentFolder.id;
 
       // The table covers every protected route of files, folders and permissions.
       const covered = new Set(MATRIX.map((row) => row.route));
@@ -151,16 +151,16 @@ for (const dialect of DIALECTS) {
       let serial = 0;
       async function fixture(): Promise<Fixture> {
         const mkdir = async (name: string, parentId: string) =>
-          ok(await owner.api.post(`/api/folders/create/${owner.defaultBucketId}`, { name, parentId }), 201, `mkdir ${name}`).body.data.id as string;
+          fixtureStep(await owner.api.post(`/api/folders/create/${owner.defaultBucketId}`, { name, parentId }), 201, `mkdir ${name}`).body.data.id as string;
         const shared = await mkdir(`S${++serial}`, root);
         const [child, target, trashedFolder] = [await mkdir('Child', shared), await mkdir('Target', shared), await mkdir('Trashed', shared)];
-        ok(await owner.api.delete(`/api/folders/delete/${trashedFolder}`), 200, 'trash folder');
+        fixtureStep(await owner.api.delete(`/api/folders/delete/${trashedFolder}`), 200, 'trash folder');
         const first = await putFile(app, owner, shared, 'f.txt', 'version one');
         await putFile(app, owner, shared, 'f.txt', 'version two');
         const trashedFile = (await putFile(app, owner, shared, 't.txt', 'trashed')).id;
-        ok(await owner.api.delete(`/api/files/delete/${trashedFile}`), 200, 'trash file');
-        const versions = ok(await owner.api.get(`/api/files/versions/${first.id}`), 200, 'versions').body.data;
-        ok(
+        fixtureStep(await owner.api.delete(`/api/files/delete/${trashedFile}`), 200, 'trash file');
+        const versions = fixtureStep(await owner.api.get(`/api/files/versions/${first.id}`), 200, 'versions').body.data;
+        fixtureStep(
           await owner.api.post(`/api/folders/share-users/${shared}`, {
             users: [
               { userId: users.canView.id, canView: true, canDownload: false, canEdit: false },
@@ -171,8 +171,8 @@ for (const dialect of DIALECTS) {
           201,
           'grant S',
         );
-        ok(await owner.api.put(`/api/files/shared/${first.id}/${other.id}`, { canDownload: false }), 201, 'grant f.txt to other');
-        ok(await owner.api.post(`/api/folders/share-users/${child}`, { users: [{ userId: other.id, canDownload: false }] }), 201, 'grant Child to other');
+        fixtureStep(await owner.api.put(`/api/files/shared/${first.id}/${other.id}`, { canDownload: false }), 201, 'grant f.txt to other');
+        fixtureStep(await owner.api.post(`/api/folders/share-users/${child}`, { users: [{ userId: other.id, canDownload: false }] }), 201, 'grant Child to other');
         return { bucketId: owner.defaultBucketId, shared, child, target, trashedFolder, file: first.id, oldVersion: versions[1].id, trashedFile, other: other.id };
       }
 

@@ -2,7 +2,7 @@
 // owner (or anyone) put in the trash, the very answer of an unknown id, and only the owner restores.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, build, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, build, signUp, type ApiResponse } from './helper.js';
 import { assertStatus, mkdir } from './support/folders.js';
 import { putFile, rootFolderId, unknownId } from './support/files.js';
 

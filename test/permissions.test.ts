@@ -3,23 +3,10 @@
 // editor's uploads are counted. Which route needs which permission: permissions-matrix.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, build, client, signUp, type ApiResponse, type TestUser } from './helper.js';
+import { DIALECTS, build, client, signUp, type TestUser } from './helper.js';
 import { putFile, rootFolderId, unknownId } from './support/files.js';
-
-function assertError(res: ApiResponse, status: number, code: string, label = '') {
-  assert.equal(res.status, status, `${label} expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.equal(res.body.code, code, label);
-}
-
-function assertStatus(res: ApiResponse, status: number, label = '') {
-  assert.equal(res.status, status, `${label}: got ${res.status} ${JSON.stringify(res.body)}`);
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string): Promise<{ id: string }> {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assertStatus(res, 201, `mkdir ${name}`);
-  return res.body.data;
-}
+import { assertError } from './support/errors.js';
+import { createFolder, assertStatus } from './support/folders.js';
 
 const flagsOf = (p: { canView: boolean; canDownload: boolean; canEdit: boolean }) => ({ canView: p.canView, canDownload: p.canDownload, canEdit: p.canEdit });
 
@@ -72,7 +59,7 @@ for (const dialect of DIALECTS) {
     it('an unknown user is 404 USER_NOT_FOUND and changes nothing; self, malformed ids, roots and non-owners are refused', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob, carol] = [await signUp(app, 'Owner'), await signUp(app, 'Bob'), await signUp(app, 'Carol')];
-      const folder = await mkdir(owner, 'Shared');
+      const folder = await createFolder(owner, 'Shared');
       const file = await putFile(app, owner, folder.id, 'a.txt', 'a');
       assertStatus(await owner.api.put(`/api/files/shared/${file.id}/${bob.id}`, { canEdit: false }), 201);
       assertStatus(await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: bob.id, canEdit: false }] }), 201);
@@ -108,10 +95,10 @@ for (const dialect of DIALECTS) {
     it('a permission on a folder covers its subtree; permissions add up; revoking takes effect at once', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob] = [await signUp(app, 'Owner'), await signUp(app, 'Bob')];
-      const a = await mkdir(owner, 'A');
-      const b = await mkdir(owner, 'B', a.id);
-      const c = await mkdir(owner, 'C', b.id);
-      const outside = await mkdir(owner, 'Outside');
+      const a = await createFolder(owner, 'A');
+      const b = await createFolder(owner, 'B', a.id);
+      const c = await createFolder(owner, 'C', b.id);
+      const outside = await createFolder(owner, 'Outside');
       const deep = await putFile(app, owner, c.id, 'deep.txt', 'deep content');
       const other = await putFile(app, owner, outside.id, 'other.txt', 'other');
 
@@ -173,7 +160,7 @@ for (const dialect of DIALECTS) {
     it('an editor uploads into the owner\'s tree and quota, and cannot carry items out of it', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob] = [await signUp(app, 'Owner'), await signUp(app, 'Bob')];
-      const shared = await mkdir(owner, 'Shared');
+      const shared = await createFolder(owner, 'Shared');
       assertStatus(await owner.api.post(`/api/folders/share-users/${shared.id}`, { users: [{ userId: bob.id, canEdit: true }] }), 201);
       const used = async (user: TestUser) => (await user.api.get('/api/storage/status')).body.data.used_bytes as number;
       const [ownerBefore, bobBefore] = [await used(owner), await used(bob)];
@@ -192,7 +179,7 @@ for (const dialect of DIALECTS) {
       const bobRoot = await rootFolderId(bob);
       assertError(await bob.api.post(`/api/files/move/${uploaded.id}`, { targetFolderId: bobRoot }), 400, 'INVALID_MOVE');
       assertError(await bob.api.post(`/api/folders/move/${sub.body.data.id}`, { targetParentId: bobRoot }), 400, 'INVALID_MOVE');
-      const mine = await mkdir(bob, 'Mine');
+      const mine = await createFolder(bob, 'Mine');
       assertError(await bob.api.post(`/api/folders/move/${mine.id}`, { targetParentId: shared.id }), 400, 'INVALID_MOVE');
       // A copy is new content of the target's owner: bob copies into his own tree, and pays for it.
       const copy = await bob.api.post(`/api/files/copy/${uploaded.id}`, { targetFolderId: bobRoot });
@@ -203,7 +190,7 @@ for (const dialect of DIALECTS) {
     it('GET /shared-with-me lists what others shared, with the permission and the owner, paginated', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob, carol] = [await signUp(app, 'Owner'), await signUp(app, 'Bob'), await signUp(app, 'Carol')];
-      const folder = await mkdir(owner, 'Projects');
+      const folder = await createFolder(owner, 'Projects');
       const file = await putFile(app, owner, await rootFolderId(owner), 'notes.txt', 'n');
       const carolFile = await putFile(app, carol, await rootFolderId(carol), 'carol.txt', 'c');
       assertStatus(await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: bob.id, canEdit: true }] }), 201);
@@ -250,8 +237,8 @@ for (const dialect of DIALECTS) {
     it('folder details count the users holding a permission on the folder', async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob, carol] = [await signUp(app, 'Owner'), await signUp(app, 'Bob'), await signUp(app, 'Carol')];
-      const folder = await mkdir(owner, 'Team');
-      const child = await mkdir(owner, 'Child', folder.id);
+      const folder = await createFolder(owner, 'Team');
+      const child = await createFolder(owner, 'Child', folder.id);
       const count = async (id: string) => (await owner.api.get(`/api/folders/details/${id}`)).body.data.sharedUsersCount;
       assert.equal(await count(folder.id), 0);
       assertStatus(await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: bob.id }, { userId: carol.id }] }), 201);

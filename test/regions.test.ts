@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import data from '../src/modules/regions/regions.data.json' with { type: 'json' };
 import { DIALECTS, build, client, signUp } from './helper.js';
-import { assertEnvelope, assertErrorBody, assertFields, type FieldType } from './support/shape.js';
+import { assertEnvelope, assertFields, type FieldType } from './support/shape.js';
+import { assertError } from './support/errors.js';
 
 const REGION_FIELDS: Record<string, FieldType> = { id: 'integer', slug: 'string', name: 'localized', isActive: 'boolean' };
 const LOCATION_FIELDS: Record<string, FieldType> = {
@@ -60,8 +61,8 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const unknown = Math.max(...data.regions.map((r) => r.id)) + 1;
-      assertErrorBody(await user.api.get(`/api/regions/${unknown}`), 404, 'REGION_NOT_FOUND');
-      for (const integer of ['0', '-1', '2147483647']) assertErrorBody(await user.api.get(`/api/regions/${integer}`), 404, 'REGION_NOT_FOUND');
+      assertError(await user.api.get(`/api/regions/${unknown}`), 404, 'REGION_NOT_FOUND');
+      for (const integer of ['0', '-1', '2147483647']) assertError(await user.api.get(`/api/regions/${integer}`), 404, 'REGION_NOT_FOUND');
       for (const bad of ['abc', '1.5', '1e0', '0x1', '+1', 'true', '99999999999999999999', '%20', '1%20']) {
         const res = await user.api.get(`/api/regions/${bad}`);
         assert.equal(res.status, 400, `${bad}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -72,8 +73,8 @@ for (const dialect of DIALECTS) {
 
     it('needs a bearer token like every non-public operation', async (t) => {
       const { app } = await build(t, dialect);
-      assertErrorBody(await client(app).get('/api/regions/list'), 401, 'UNAUTHENTICATED');
-      assertErrorBody(await client(app).get('/api/regions/1'), 401, 'UNAUTHENTICATED');
+      assertError(await client(app).get('/api/regions/list'), 401, 'UNAUTHENTICATED');
+      assertError(await client(app).get('/api/regions/1'), 401, 'UNAUTHENTICATED');
     });
   });
 }

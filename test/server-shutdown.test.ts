@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { DIALECTS, PG_URL, databaseUrlFor, newSchemaName } from './helper.js';
 import { http, startInstance, type Instance } from './support/instances.js';
+import { eventually } from './support/wait.js';
 
 interface Server {
   instance: Instance;
@@ -92,10 +92,7 @@ for (const dialect of DIALECTS) {
         asking.socket.write(half);
         asking.socket.write(`GET /api/folders/root/subfolders HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
         await asking.closed;
-        for (let i = 0; parseResponses(Buffer.concat(staying.received)).length === 0; i++) {
-          assert.ok(i < 400, 'the upload kept open was never answered');
-          await sleep(25);
-        }
+        await eventually(() => assert.ok(parseResponses(Buffer.concat(staying.received)).length > 0, 'the upload kept open was never answered'), 10_000);
         const answeredAt = Date.now();
 
         const [kept, ...keptRest] = parseResponses(Buffer.concat(staying.received));
@@ -150,10 +147,7 @@ for (const dialect of DIALECTS) {
 }
 
 async function until(instance: Instance, seen: (line: Record<string, unknown>) => boolean, failure: string): Promise<void> {
-  for (let i = 0; !instance.logs.some(seen); i++) {
-    assert.ok(i < 400, failure);
-    await sleep(25);
-  }
+  await eventually(() => assert.ok(instance.logs.some(seen), failure), 10_000);
 }
 
 /** HTTP/1.1 responses one after another on a connection (each with a Content-Length). */

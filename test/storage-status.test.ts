@@ -6,7 +6,8 @@ import type { AppContext } from '../src/context.js';
 import { accountService } from '../src/modules/accounts/accounts.service.js';
 import { DIALECTS, build, client, signUp, type TestApp } from './helper.js';
 import { putFile, rootFolderId, storeMixedContent } from './support/files.js';
-import { assertEnvelope, assertErrorBody, assertFields, type FieldType } from './support/shape.js';
+import { assertEnvelope, assertFields, type FieldType } from './support/shape.js';
+import { assertError } from './support/errors.js';
 
 const STATUS_FIELDS: Record<string, FieldType> = {
   capacity_bytes: 'number',
@@ -120,8 +121,8 @@ for (const dialect of DIALECTS) {
 
     it('is 401 without a valid token', async (t) => {
       const { app } = await build(t, dialect);
-      assertErrorBody(await client(app).get('/api/storage/status'), 401, 'UNAUTHENTICATED');
-      assertErrorBody(await client(app, 'cof_not-a-token').get('/api/storage/status'), 401, 'UNAUTHENTICATED');
+      assertError(await client(app).get('/api/storage/status'), 401, 'UNAUTHENTICATED');
+      assertError(await client(app, 'cof_not-a-token').get('/api/storage/status'), 401, 'UNAUTHENTICATED');
     });
   });
 }

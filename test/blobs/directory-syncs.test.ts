@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { DirectorySyncs } from '../../src/blobs/fs/directory-syncs.js';
 import { assertBlobKey } from '../../src/blobs/blob-store.js';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
+import { tick } from '../support/wait.js';
 
 /** A fake fsync that records each call and finishes only when the test says so. */
-function controlledSyncs() {
+function controlledDirectorySyncs() {
   const started: { dir: string; finish: (error?: Error) => void }[] = [];
   const syncs = new DirectorySyncs(
     (dir) =>
@@ -18,11 +19,10 @@ function controlledSyncs() {
   return { syncs, started };
 }
 
-const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('DirectorySyncs', () => {
   it('answers writers asking during a running fsync only after the next one, which they share', async () => {
-    const { syncs, started } = controlledSyncs();
+    const { syncs, started } = controlledDirectorySyncs();
     let firstDone = false;
     const first = syncs.sync('/d').then(() => (firstDone = true));
     await tick();
@@ -43,7 +43,7 @@ describe('DirectorySyncs', () => {
   });
 
   it('syncs different directories independently and passes an fsync error to its waiters only', async () => {
-    const { syncs, started } = controlledSyncs();
+    const { syncs, started } = controlledDirectorySyncs();
     const a = syncs.sync('/a');
     const b = syncs.sync('/b');
     await tick();

@@ -11,11 +11,7 @@ import { nativeEngine } from '../../src/content/native-engine.js';
 import { requireNativeAddon } from '../support/native.js';
 import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
-
-function listFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-}
+import { listFiles } from '../support/disk.js';
 
 /** A fresh store folder, removed after the test. */
 function tempRoot(t: { after(fn: () => void): void }): string {

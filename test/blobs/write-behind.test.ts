@@ -2,9 +2,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WriteBehind } from '../../src/blobs/fs/write-behind.js';
+import { tick } from '../support/wait.js';
 
 /** A fake fdatasync that records each call and finishes only when the test says so. */
-function controlledSyncs() {
+function controlledDataSyncs() {
   const started: { fd: number; finish: (error?: Error) => void }[] = [];
   const dataSync = (fd: number) =>
     new Promise<void>((resolve, reject) => {
@@ -13,11 +14,10 @@ function controlledSyncs() {
   return { dataSync, started };
 }
 
-const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('WriteBehind', () => {
   it('starts a sync once enough bytes wait, never two at once, and counts again from each start', async () => {
-    const { dataSync, started } = controlledSyncs();
+    const { dataSync, started } = controlledDataSyncs();
     const behind = new WriteBehind(7, 10, dataSync);
     behind.wrote(4);
     behind.wrote(5);
@@ -40,7 +40,7 @@ describe('WriteBehind', () => {
   });
 
   it('throws a failed sync at the next write or at settle, without an unhandled rejection', async () => {
-    const { dataSync, started } = controlledSyncs();
+    const { dataSync, started } = controlledDataSyncs();
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);

@@ -1,9 +1,5 @@
 import assert from 'node:assert/strict';
 import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Readable, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import type { CryptoEngine } from '../../src/content/engine.js';
 import { CipherFormatError, HEADER_BYTES, parseHeader, sealedSize, segmentRange } from '../../src/content/format.js';
 import { requireNativeAddon } from '../support/native.js';
 import { openSealed } from '../support/sealed.js';
+import { sha256Tag } from '../support/disk.js';
 
 // The contract every crypto engine keeps (src/content/engine.ts), run against both: the content
 // store calls them alike and never asks which one it has.
@@ -28,7 +29,6 @@ function* chunksOf(data: Buffer, size: number): Generator<Buffer> {
   for (let at = 0; at < data.length; at += size) yield Buffer.from(data.subarray(at, at + size));
 }
 
-const sha256 = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const noLimit = () => {};
 
 for (const engine of ENGINES) {
@@ -43,7 +43,7 @@ for (const engine of ENGINES) {
         const sizes: number[] = [];
         try {
           const summary = await engine.sealIntoFile(Readable.from(chunksOf(plaintext, 65536)), randomBytes(32), { fd, wrote: (bytes) => ((told += bytes), sizes.push(fstatSync(fd).size)) }, { sourceOwnsChunks: true, checkInput: noLimit });
-          assert.deepEqual(summary, { size, checksum: sha256(plaintext) });
+          assert.deepEqual(summary, { size, checksum: sha256Tag(plaintext) });
         } finally {
           closeSync(fd);
         }

@@ -11,7 +11,7 @@ import { nodeAead } from '../../src/content/aead.js';
 import { Sealer } from '../../src/content/codecs.js';
 import { FileDecryptStream } from '../../src/content/file-decrypt-stream.js';
 import { CipherFormatError, HEADER_BYTES, TAG_BYTES, newHeader, parseHeader, segmentRange, type SegmentRange } from '../../src/content/format.js';
-import { requireNativeAddon } from '../support/native.js';
+import { requireNativeAddon, countJobs } from '../support/native.js';
 
 const nativeAddon = requireNativeAddon();
 
@@ -21,7 +21,7 @@ const SEALED = SEG + TAG_BYTES;
 const PER_JOB = 16;
 
 /** The stored format of `data` under `key`, as the upload path writes it. */
-function seal(key: Buffer, data: Buffer, segmentLog2 = 16): Buffer {
+function sealWhole(key: Buffer, data: Buffer, segmentLog2 = 16): Buffer {
   const codec = new Sealer(nodeAead(key), newHeader(segmentLog2));
   return Buffer.concat([...codec.write([data]), ...codec.end()]);
 }
@@ -55,29 +55,13 @@ async function drain(stream: FileDecryptStream): Promise<{ out: Buffer; error?: 
   }
 }
 
-/** Counts the native jobs queued and still running, for the duration of a test. */
-function countJobs(t: TestContext): { queued: number; running: number } {
-  const addon = nativeAddon;
-  const original = addon.readOpen;
-  const counts = { queued: 0, running: 0 };
-  addon.readOpen = (...args) => {
-    counts.queued++;
-    counts.running++;
-    return original(...args).finally(() => counts.running--);
-  };
-  t.after(() => {
-    addon.readOpen = original;
-  });
-  return counts;
-}
-
 describe('FileDecryptStream (native read and open on the threadpool)', () => {
   test('round trips of 1, 65535, 65536, 65537 and 10 MiB + 3 bytes, and 1 KiB segments', async (t) => {
     const key = randomBytes(32);
     const cases: [number, number][] = [[1, 16], [SEG - 1, 16], [SEG, 16], [SEG + 1, 16], [10 * 1024 * 1024 + 3, 16], [3 * 1024 * 1024 + 5, 10]];
     for (const [size, log2] of cases) {
       const data = randomBytes(size);
-      const file = await tempFile(t, seal(key, data, log2));
+      const file = await tempFile(t, sealWhole(key, data, log2));
       const { stream } = await decryptRange(file, key, size);
       const { out, error } = await drain(stream);
       assert.equal(error, undefined, `${size} bytes in segments of 2^${log2}`);
@@ -89,7 +73,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const key = randomBytes(32);
     const size = 40 * SEG + 1234;
     const data = randomBytes(size);
-    const file = await tempFile(t, seal(key, data));
+    const file = await tempFile(t, sealWhole(key, data));
     const job = PER_JOB * SEG;
     const ranges: [number, number][] = [
       [0, 0],
@@ -115,7 +99,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const key = randomBytes(32);
     const size = 40 * SEG + 1234;
     const data = randomBytes(size);
-    const pristine = seal(key, data);
+    const pristine = sealWhole(key, data);
     const flip = (at: number) => {
       const copy = Buffer.from(pristine);
       copy[at] ^= 0x5a;
@@ -152,7 +136,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
 
   test('a wrong key fails at the first segment', async (t) => {
     const data = randomBytes(3 * SEG);
-    const file = await tempFile(t, seal(randomBytes(32), data));
+    const file = await tempFile(t, sealWhole(randomBytes(32), data));
     const { stream } = await decryptRange(file, randomBytes(32), data.length);
     const { out, error } = await drain(stream);
     assert.ok(error instanceof CipherFormatError);
@@ -162,7 +146,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
   test('a read error fails the stream with its code and closes the file', async (t) => {
     const key = randomBytes(32);
     const data = randomBytes(2 * SEG);
-    const file = await tempFile(t, seal(key, data));
+    const file = await tempFile(t, sealWhole(key, data));
     const headerBytes = Buffer.alloc(HEADER_BYTES);
     const reader = await open(file, 'r');
     await reader.read(headerBytes, 0, HEADER_BYTES, 0);
@@ -181,10 +165,10 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
   });
 
   test('destroyed mid-way, it closes the file only once no job can still read it', async (t) => {
-    const jobs = countJobs(t);
+    const jobs = countJobs(t, nativeAddon, 'readOpen');
     const key = randomBytes(32);
     const size = 8 * 1024 * 1024;
-    const file = await tempFile(t, seal(key, randomBytes(size)));
+    const file = await tempFile(t, sealWhole(key, randomBytes(size)));
     for (let i = 0; i < 5; i++) {
       const { stream, handle } = await decryptRange(file, key, size);
       const close = handle.close.bind(handle);
@@ -203,11 +187,11 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
   });
 
   test('a reader that stops reading stops the jobs', async (t) => {
-    const jobs = countJobs(t);
+    const jobs = countJobs(t, nativeAddon, 'readOpen');
     const key = randomBytes(32);
     const size = 16 * 1024 * 1024;
     const data = randomBytes(size);
-    const file = await tempFile(t, seal(key, data));
+    const file = await tempFile(t, sealWhole(key, data));
     const { stream } = await decryptRange(file, key, size);
     const first = await new Promise<Buffer>((resolve) => stream.once('data', (chunk: Buffer) => {
       stream.pause();
@@ -227,7 +211,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const size = 24 * 1024 * 1024 + 777;
     const data = randomBytes(size);
     const digest = createHash('sha256').update(data).digest('hex');
-    const file = await tempFile(t, seal(key, data));
+    const file = await tempFile(t, sealWhole(key, data));
     const streams: FileDecryptStream[] = [];
     const server = http.createServer((req, res) => {
       void decryptRange(file, key, size).then(({ stream }) => {
@@ -267,7 +251,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const key = randomBytes(32);
     const size = 8 * 1024 * 1024 + 3;
     const data = randomBytes(size);
-    const file = await tempFile(t, seal(key, data));
+    const file = await tempFile(t, sealWhole(key, data));
     const { stream } = await decryptRange(file, key, size);
     // A transform's writableLength drops as soon as it has passed a chunk on, still unread.
     const through = new PassThrough();

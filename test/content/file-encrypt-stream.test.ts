@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, randomBytes, randomFillSync } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, fstatSync, openSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,8 @@ import { CodecStream } from '../../src/content/codec-stream.js';
 import { Opener, Sealer } from '../../src/content/codecs.js';
 import { FileEncryptStream, type FileEncryptOptions } from '../../src/content/file-encrypt-stream.js';
 import { CipherFormatError, HEADER_BYTES, MAGIC, TAG_BYTES, newHeader, sealedSize } from '../../src/content/format.js';
-import { requireNativeAddon } from '../support/native.js';
+import { requireNativeAddon, countJobs } from '../support/native.js';
+import { sha256Tag } from '../support/disk.js';
 
 const nativeAddon = requireNativeAddon();
 
@@ -33,10 +34,6 @@ function* chunksOf(data: Buffer, size: number): Generator<Buffer> {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
 }
 
-function sha256(data: Buffer): string {
-  return `sha256:${createHash('sha256').update(data).digest('hex')}`;
-}
-
 /** Resolves on the stream's 'close'; rejects when it does not come, rather than hanging the run. */
 function closed(stream: Writable, ms = 10_000): Promise<void> {
   if (stream.closed) return Promise.resolve();
@@ -50,7 +47,7 @@ function closed(stream: Writable, ms = 10_000): Promise<void> {
 }
 
 /** The plaintext of a stored blob, read back with the existing reader. */
-async function decrypt(key: Buffer, stored: Buffer): Promise<Buffer> {
+async function openStored(key: Buffer, stored: Buffer): Promise<Buffer> {
   const out: Buffer[] = [];
   const collect = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -83,22 +80,6 @@ async function encryptToFile(t: TestContext, key: Buffer, chunks: Iterable<Buffe
   return { stream, reports, stored: await readFile(file) };
 }
 
-/** Counts the sealWrite jobs still running, for the duration of a test. */
-function countJobs(t: TestContext): { queued: number; running: number } {
-  const addon = nativeAddon;
-  const original = addon.sealWrite;
-  const counts = { queued: 0, running: 0 };
-  addon.sealWrite = (...args) => {
-    counts.queued++;
-    counts.running++;
-    return original(...args).finally(() => counts.running--);
-  };
-  t.after(() => {
-    addon.sealWrite = original;
-  });
-  return counts;
-}
-
 const SIZES = [0, 1, SEG - 1, SEG, SEG + 1, MIB, MIB + 1, 10 * MIB + 3];
 
 describe('FileEncryptStream (native seal and write on the threadpool)', () => {
@@ -109,8 +90,8 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     const { stream, reports, stored } = await encryptToFile(t, key, chunksOf(data, chunkSize), { segmentLog2 });
     assert.equal(stored.length, sealedSize(size, 2 ** segmentLog2), what);
     assert.ok(stored.subarray(0, HEADER_BYTES).equals(stream.header.bytes), `${what}: the header comes first`);
-    assert.ok((await decrypt(key, stored)).equals(data), what);
-    assert.equal(stream.checksum, sha256(data), what);
+    assert.ok((await openStored(key, stored)).equals(data), what);
+    assert.equal(stream.checksum, sha256Tag(data), what);
     assert.equal(stream.plaintextBytes, size, what);
     assert.ok(reports.length > 0, what);
     assert.equal(reports.at(-1)!.total, stored.length, `${what}: the writes reported add up to the file`);
@@ -154,16 +135,16 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     await finished(stream);
     await closed(stream);
     const data = Buffer.concat(written);
-    assert.ok((await decrypt(key, await readFile(file))).equals(data));
-    assert.equal(stream.checksum, sha256(data));
+    assert.ok((await openStored(key, await readFile(file))).equals(data));
+    assert.equal(stream.checksum, sha256Tag(data));
   });
 
   test('with ownsInput, chunks read in place round trip; views of a shared buffer are not freed', async (t) => {
     const key = randomBytes(32);
     const data = randomBytes(3 * MIB + 17);
     const { stream, stored } = await encryptToFile(t, key, chunksOf(data, 65529), { ownsInput: true });
-    assert.ok((await decrypt(key, stored)).equals(data));
-    assert.equal(stream.checksum, sha256(data));
+    assert.ok((await openStored(key, stored)).equals(data));
+    assert.equal(stream.checksum, sha256Tag(data));
     // Every chunk was a view of `data`: its memory may not have been detached (it would read empty).
     assert.equal(data.length, 3 * MIB + 17);
   });
@@ -180,8 +161,8 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     });
     for (const chunk of chunks) assert.equal(chunk.byteLength, chunk.buffer.byteLength);
     const { stream, stored } = await encryptToFile(t, key, chunks, { ownsInput: true });
-    assert.ok((await decrypt(key, stored)).equals(data));
-    assert.equal(stream.checksum, sha256(data));
+    assert.ok((await openStored(key, stored)).equals(data));
+    assert.equal(stream.checksum, sha256Tag(data));
     // Detached: their memory is gone now rather than at a full garbage collection.
     assert.deepEqual(
       chunks.map((chunk) => chunk.buffer.byteLength),
@@ -223,8 +204,8 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
       };
     };
     const { stream, stored } = await encryptToFile(t, key, chunksOf(data, 65529), { checkInput: holding(Infinity) });
-    assert.equal(stream.checksum, sha256(data));
-    assert.ok((await decrypt(key, stored)).equals(data));
+    assert.equal(stream.checksum, sha256Tag(data));
+    assert.ok((await openStored(key, stored)).equals(data));
     const { fd } = await outputFile(t);
     const native = new FileEncryptStream(nativeAddon, key, { fd, wrote: () => {} }, { checkInput: holding(2 * MIB) });
     await assert.rejects(pipeline(Readable.from(chunksOf(data, 65529)), native), (error) => error === refused);
@@ -234,7 +215,7 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     const out: Buffer[] = [];
     const sealer = new Sealer(nodeAead(key), newHeader(), { hash: true });
     await pipeline(Readable.from(chunksOf(data, 65529)), new CodecStream(sealer, { checkInput: holding(Infinity) }), new Writable({ write: (c: Buffer, _e, cb) => void (out.push(c), cb()) }));
-    assert.ok((await decrypt(key, Buffer.concat(out))).equals(data));
+    assert.ok((await openStored(key, Buffer.concat(out))).equals(data));
     const portable = new CodecStream(new Sealer(nodeAead(key), newHeader(), { hash: true }), { checkInput: holding(2 * MIB) });
     await assert.rejects(pipeline(Readable.from(chunksOf(data, 65529)), portable, new Writable({ write: (_c, _e, cb) => cb() })), (error) => error === refused);
     assert.ok(portable.inputBytes <= 2 * MIB, `${portable.inputBytes} bytes taken`);
@@ -271,7 +252,7 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
   });
 
   test('destroyed mid-way, it closes only once no job can still write into the file', async (t) => {
-    const jobs = countJobs(t);
+    const jobs = countJobs(t, nativeAddon, 'sealWrite');
     const key = randomBytes(32);
     const input = randomBytes(32 * MIB);
     const runningAtDestroy: number[] = [];
@@ -316,19 +297,19 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     assert.equal(stored.indexOf(marker.subarray(0, 12)), -1, 'nor a part of it');
     const again = await encryptToFile(t, key, chunksOf(data, 65529));
     assert.ok(!again.stored.equals(stored), 'each stream has its own nonce prefix');
-    assert.ok((await decrypt(key, stored)).equals(data));
+    assert.ok((await openStored(key, stored)).equals(data));
   });
 
   test('a flipped byte of a stored segment is detected by the reader', async (t) => {
     const key = randomBytes(32);
     const data = randomBytes(3 * SEG + 100);
     const { stored } = await encryptToFile(t, key, chunksOf(data, 65529));
-    assert.ok((await decrypt(key, stored)).equals(data));
+    assert.ok((await openStored(key, stored)).equals(data));
     for (const at of [HEADER_BYTES + (SEG + TAG_BYTES) + 100, stored.length - 1, 5]) {
       const tampered = Buffer.from(stored);
       tampered[at] ^= 0x01;
-      await assert.rejects(decrypt(key, tampered), CipherFormatError, `byte ${at} flipped`);
+      await assert.rejects(openStored(key, tampered), CipherFormatError, `byte ${at} flipped`);
     }
-    await assert.rejects(decrypt(randomBytes(32), stored), CipherFormatError, 'another key');
+    await assert.rejects(openStored(randomBytes(32), stored), CipherFormatError, 'another key');
   });
 });

@@ -11,7 +11,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { DIALECTS, build, signUp, type TestUser } from '../helper.js';
 import { rootFolderId } from '../support/files.js';
-import { connect, eventually, listen, tempFiles, type RawAnswer, type RawConnection } from '../support/raw-http.js';
+import { connect, listen, tempFiles, type RawAnswer, type RawConnection } from '../support/raw-http.js';
+import { eventually } from '../support/wait.js';
 
 const BOUNDARY = 'idle-boundary-29';
 

@@ -13,6 +13,10 @@ import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import type { Config } from '../../src/config.js';
 import type { DatabaseHandle, DialectName } from '../../src/db/database.js';
 import { DIALECTS, build, client, signUp, type BuildOptions, type TestApp, type TestUser } from '../helper.js';
+import { assertError } from '../support/errors.js';
+import { createFolder } from '../support/folders.js';
+import { rootFolderId } from '../support/files.js';
+import { nextMillisecond } from '../support/wait.js';
 
 const sha = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const DAY = 86_400_000;
@@ -89,18 +93,6 @@ function files(app: FastifyInstance, user: TestUser) {
   };
 }
 
-async function rootOf(user: TestUser): Promise<string> {
-  const res = await user.api.get('/api/folders/root/subfolders');
-  assert.equal(res.status, 200);
-  return res.body.data.parentFolder.id;
-}
-
-async function mkdir(user: TestUser, name: string, parentId?: string): Promise<any> {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data;
-}
-
 async function folderDetail(user: TestUser, folderId: string): Promise<any> {
   const res = await user.api.get(`/api/folders/details/${folderId}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -119,18 +111,13 @@ async function listNames(user: TestUser, folderId: string): Promise<string[]> {
   return res.body.data.data.map((f: any) => f.name);
 }
 
-function assertError(res: { status: number; body: any }, status: number, code?: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  if (code) assert.equal(res.body.code, code, JSON.stringify(res.body));
-}
-
 function assertInjectError(res: LightMyRequestResponse, status: number, code?: string) {
   assert.equal(res.statusCode, status, res.body);
   if (code) assert.equal(res.json().code, code, res.body);
 }
 
 /** Runs the blob collector once, as the background job would. */
-function collector(database: DatabaseHandle, config: Config) {
+function garbageCollector(database: DatabaseHandle, config: Config) {
   const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
   return () => collectGarbage(database, store);
 }
@@ -149,7 +136,7 @@ function walk(dir: string, prefix = ''): string[] {
  * introspects every schema of the database (has_schema_privilege on each name), and fails when another
  * test drops its own schema meanwhile. The race is in the test set-up, not in the code under test.
  */
-async function start(t: TestContext, dialect: DialectName, options?: BuildOptions): Promise<TestApp> {
+async function buildRetrying(t: TestContext, dialect: DialectName, options?: BuildOptions): Promise<TestApp> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await build(t, dialect, options);
@@ -171,10 +158,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- uploads
     describe('upload', () => {
       it('multipart: several files in one request give 201 and a full detail for each', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const big = randomBytes(70_000);
         const text = Buffer.from('hello, world\n');
         const html = Buffer.from('<h1>hi</h1>');
@@ -227,10 +214,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('raw PUT /files/upload/{folderId}?name= stores the body under that name and type', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const folder = await mkdir(user, 'Scripts');
+        const folder = await createFolder(user, 'Scripts');
         const data = randomBytes(150_000);
         const res = await f.put(folder.id, 'dump.tar.gz', data, 'application/gzip');
         assert.equal(res.statusCode, 201, res.body);
@@ -255,10 +242,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('a POST without a file part is 400 NO_FILE_IN_UPLOAD; a non-multipart POST is 415', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         assertInjectError(await f.upload(root, []), 400, 'NO_FILE_IN_UPLOAD');
         assertInjectError(await f.upload(root, [{ field: 'comment', data: 'no file here' }]), 400, 'NO_FILE_IN_UPLOAD');
         const json = await user.api.post(`/api/files/upload/${root}`, { file: 'x' });
@@ -270,10 +257,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('an upload into a trashed folder is 409 and into an unknown one 404', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const folder = await mkdir(user, 'Gone');
+        const folder = await createFolder(user, 'Gone');
         assert.equal((await user.api.delete(`/api/folders/delete/${folder.id}`)).status, 200);
         assertInjectError(await f.upload(folder.id, [{ filename: 'a.txt', data: 'a' }]), 409, 'FOLDER_IN_TRASH');
         assertInjectError(await f.put(folder.id, 'a.txt', 'a'), 409, 'FOLDER_IN_TRASH');
@@ -281,10 +268,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('an empty file uploads and downloads as zero bytes', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const [empty] = await f.uploadOk(root, [{ filename: 'empty.txt', data: Buffer.alloc(0), type: 'text/plain' }]);
         assert.equal(empty.size, 0);
         assert.equal(empty.checksum, sha(Buffer.alloc(0)));
@@ -301,15 +288,15 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- name conflicts and versions
     describe('onConflict', () => {
       it('version (the default) adds a version: same id, versionCount 2, versions newest first', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const one = Buffer.from('first version');
         const two = Buffer.from('second, longer version');
         const three = Buffer.from('third');
         const [v1] = await f.uploadOk(root, [{ filename: 'report.pdf', data: one }]);
-        await sleep(5);
+        await nextMillisecond();
         const [v2] = await f.uploadOk(root, [{ filename: 'report.pdf', data: two }]);
         assert.equal(v2.id, v1.id);
         assert.equal(v2.versionCount, 2);
@@ -318,7 +305,7 @@ for (const dialect of DIALECTS) {
         assert.equal(v2.hashName, v1.hashName);
         assert.equal(v2.createdAt, v1.createdAt);
         assert.ok(v2.updatedAt > v1.updatedAt, 'updatedAt moves');
-        await sleep(5);
+        await nextMillisecond();
         const v3 = await f.putOk(root, 'report.pdf', three, 'application/pdf', '&onConflict=version');
         assert.equal(v3.id, v1.id);
         assert.equal(v3.versionCount, 3);
@@ -349,10 +336,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('rename picks "name (1).ext", then "(2)"; names without extension too', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const original = await f.putOk(root, 'report.pdf', 'one');
         const [first] = await f.uploadOk(root, [{ filename: 'report.pdf', data: 'two' }], '?onConflict=rename');
         assert.notEqual(first.id, original.id);
@@ -371,10 +358,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('fail answers 409 NAME_CONFLICT and changes nothing', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const original = await f.putOk(root, 'report.pdf', 'one');
         assertInjectError(await f.upload(root, [{ filename: 'report.pdf', data: 'two' }], '?onConflict=fail'), 409, 'NAME_CONFLICT');
         assertInjectError(await f.put(root, 'report.pdf', 'two', 'text/plain', '&onConflict=fail'), 409, 'NAME_CONFLICT');
@@ -389,11 +376,11 @@ for (const dialect of DIALECTS) {
       });
 
       it('a file may not take the name of a folder beside it (409)', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        await mkdir(user, 'Docs');
+        const root = await rootFolderId(user);
+        await createFolder(user, 'Docs');
         assertInjectError(await f.put(root, 'Docs', 'x'), 409, 'NAME_CONFLICT');
         assertInjectError(await f.upload(root, [{ filename: 'Docs', data: 'x' }]), 409, 'NAME_CONFLICT');
         assertInjectError(await f.upload(root, [{ filename: 'Docs', data: 'x' }], '?onConflict=fail'), 409, 'NAME_CONFLICT');
@@ -410,10 +397,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- downloads
     describe('download', () => {
       it('sends the bytes with Content-Length, ETag and safe headers; the name survives quotes, unicode and spaces', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const data = Buffer.from('<script>alert(document.cookie)</script>'.repeat(100));
         const name = `My "Q3" report – été 2026 ✓ 'final'.html`;
         const file = await f.putOk(root, name, data, 'text/html');
@@ -453,10 +440,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('?versionId= serves an old version; unknown or foreign versions are 404, malformed 400', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const old = randomBytes(100_000);
         const current = randomBytes(90_000);
         const file = await f.putOk(root, 'photo.raw', old);
@@ -482,10 +469,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('ranges: single ranges are 206 with the right bytes, across 64 KiB segment edges', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const size = 300_000; // 4 full segments and a partial fifth
         const data = randomBytes(size);
         const file = await f.putOk(root, 'big.bin', data);
@@ -513,10 +500,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('ranges: outside the file is 416 with Content-Range bytes */size; several ranges give the whole file', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const data = randomBytes(300_000);
         const file = await f.putOk(root, 'big.bin', data);
         for (const range of ['bytes=999999999-', `bytes=${data.length}-`, `bytes=${data.length}-${data.length + 10}`]) {
@@ -548,10 +535,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- details and update
     describe('details and update', () => {
       it('details is the bare file object; a malformed id is 400 INVALID_ID, an unknown one 404', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const file = await f.putOk(await rootOf(user), 'a.txt', 'abc', 'text/plain');
+        const file = await f.putOk(await rootFolderId(user), 'a.txt', 'abc', 'text/plain');
         const res = await user.api.get(`/api/files/details/${file.id}`);
         assert.equal(res.status, 200);
         assert.deepEqual(Object.keys(res.body).sort(), DETAIL_FIELDS, 'no envelope around the detail');
@@ -563,10 +550,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('update needs name and visibility; renames and sets visibility; answers {}', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const file = await f.putOk(root, 'draft.txt', 'text');
         await f.putOk(root, 'taken.txt', 'x');
         const update = (body: unknown) => user.api.put(`/api/files/update/${file.id}`, body);
@@ -577,7 +564,7 @@ for (const dialect of DIALECTS) {
         assertError(await update({ name: '', visibility: 'private' }), 400);
         assertError(await update({ name: 'taken.txt', visibility: 'private' }), 409, 'NAME_CONFLICT');
         assert.equal((await fileDetail(user, file.id)).name, 'draft.txt', 'refused updates changed nothing');
-        await sleep(5);
+        await nextMillisecond();
         const ok = await update({ name: 'final.txt', visibility: 'public' });
         assert.equal(ok.status, 200);
         assert.deepEqual(ok.body, {});
@@ -593,10 +580,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('retentionPeriod takes exactly the nine values and sets retainUntil = now + period', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const days: Record<string, number> = { '30d': 30, '45d': 45, '90d': 90, '120d': 120, '180d': 180, '1Y': 365, '2Y': 730, '3Y': 1095, '5Y': 1825 };
         const probe = await f.putOk(root, 'probe.txt', 'p');
         for (const bad of ['7d', '1y', '10Y', '30D', '1M', '365d', '0d', '', ' 30d', 30]) {
@@ -617,10 +604,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('retention can be extended, never shortened (409 RETENTION_SHORTENING); a plain update keeps it', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const file = await f.putOk(await rootOf(user), 'contract.pdf', 'signed');
+        const file = await f.putOk(await rootFolderId(user), 'contract.pdf', 'signed');
         const update = (body: Record<string, unknown>) => user.api.put(`/api/files/update/${file.id}`, { name: 'contract.pdf', visibility: 'private', ...body });
         assert.equal((await update({ retentionPeriod: '1Y' })).status, 200);
         const oneYear = (await fileDetail(user, file.id)).retainUntil;
@@ -653,10 +640,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- retention
     describe('retention', () => {
       it('a retained file cannot be hard-deleted, nor its old versions; it still downloads', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const file = await f.putOk(root, 'ledger.csv', 'v1');
         await f.putOk(root, 'ledger.csv', 'v2');
         // The control: without retention an old version can go.
@@ -681,13 +668,13 @@ for (const dialect of DIALECTS) {
       });
 
       it('a hard delete of a folder holding a retained file, even deep down, is 409 and deletes nothing', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const top = await mkdir(user, 'Archive');
-        const middle = await mkdir(user, '2026', top.id);
-        const deep = await mkdir(user, 'Q1', middle.id);
+        const root = await rootFolderId(user);
+        const top = await createFolder(user, 'Archive');
+        const middle = await createFolder(user, '2026', top.id);
+        const deep = await createFolder(user, 'Q1', middle.id);
         const kept = await f.putOk(deep.id, 'invoice.pdf', 'invoice');
         const beside = await f.putOk(middle.id, 'notes.txt', 'notes');
         const atTop = await f.putOk(top.id, 'index.txt', 'index');
@@ -713,11 +700,11 @@ for (const dialect of DIALECTS) {
       });
 
       it('soft delete, rename, move and new versions stay allowed; emptying the trash keeps the file', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const elsewhere = await mkdir(user, 'Elsewhere');
+        const root = await rootFolderId(user);
+        const elsewhere = await createFolder(user, 'Elsewhere');
         const file = await f.putOk(root, 'kept.txt', 'one');
         assert.equal((await user.api.put(`/api/files/update/${file.id}`, { name: 'kept.txt', visibility: 'private', retentionPeriod: '90d' })).status, 200);
         const retainUntil = (await fileDetail(user, file.id)).retainUntil;
@@ -751,10 +738,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('emptying the trash keeps a trashed folder that holds a retained file', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const folder = await mkdir(user, 'Legal');
+        const folder = await createFolder(user, 'Legal');
         const file = await f.putOk(folder.id, 'nda.pdf', 'nda');
         assert.equal((await user.api.put(`/api/files/update/${file.id}`, { name: 'nda.pdf', visibility: 'private', retentionPeriod: '2Y' })).status, 200);
         assert.equal((await user.api.delete(`/api/folders/delete/${folder.id}`)).status, 200);
@@ -771,10 +758,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- listing
     describe('list', () => {
       it('sorts by name, createdAt or size, both orders, and pages with nextCursor without duplicates', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         // Upload order differs from name order and from size order; some sizes tie.
         const uploads: [string, number][] = [
           ['delta.txt', 40], ['alpha.txt', 10], ['golf.txt', 20], ['charlie.txt', 30],
@@ -783,7 +770,7 @@ for (const dialect of DIALECTS) {
         const ids = new Map<string, string>();
         for (const [name, size] of uploads) {
           ids.set(name, (await f.putOk(root, name, Buffer.alloc(size, 1))).id);
-          await sleep(3); // distinct creation times
+          await nextMillisecond(); // distinct creation times
         }
         const trashed = await f.putOk(root, 'trashed.txt', Buffer.alloc(5));
         assert.equal((await user.api.delete(`/api/files/delete/${trashed.id}`)).status, 200);
@@ -839,9 +826,9 @@ for (const dialect of DIALECTS) {
       });
 
       it('refuses bad list parameters with 400', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const f = files(app, user);
         await f.putOk(root, 'a.txt', 'a');
         await f.putOk(root, 'b.txt', 'b');
@@ -859,9 +846,9 @@ for (const dialect of DIALECTS) {
       // value is compared with the bigint size column: invalid input syntax for type bigint); expected 400
       // INVALID_CURSOR (or a page). files.service list() trusts the cursor's value types (src/lib/cursor.ts).
       it('a cursor from one sort used with another is a 400 or a page, never a 500', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const f = files(app, user);
         for (const name of ['a.txt', 'b.txt', 'c.txt']) await f.putOk(root, name, name);
         const byName = (await user.api.get(`/api/files/list/${root}?limit=1&sort=name`)).body.data.nextCursor;
@@ -878,13 +865,13 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- move, copy, delete, restore
     describe('move and copy', () => {
       it('move to another folder, with a rename: the content (and old versions) still download', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const source = await mkdir(user, 'Source');
-        const target = await mkdir(user, 'Target');
-        const deep = await mkdir(user, 'Deep', target.id);
+        const root = await rootFolderId(user);
+        const source = await createFolder(user, 'Source');
+        const target = await createFolder(user, 'Target');
+        const deep = await createFolder(user, 'Deep', target.id);
         const old = randomBytes(80_000);
         const data = randomBytes(140_000);
         const file = await f.putOk(source.id, 'photo.jpg', old, 'image/jpeg');
@@ -919,12 +906,12 @@ for (const dialect of DIALECTS) {
       });
 
       it('move refuses a taken name (409), a trashed or unknown target, and bad names; nothing moves', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const target = await mkdir(user, 'Target');
-        const trashed = await mkdir(user, 'Trashed');
+        const root = await rootFolderId(user);
+        const target = await createFolder(user, 'Target');
+        const trashed = await createFolder(user, 'Trashed');
         assert.equal((await user.api.delete(`/api/folders/delete/${trashed.id}`)).status, 200);
         const file = await f.putOk(root, 'a.txt', 'a');
         await f.putOk(target.id, 'a.txt', 'other a');
@@ -945,12 +932,12 @@ for (const dialect of DIALECTS) {
       });
 
       it('copy: 201, a new id, the same bytes, "(copy)" in the same folder; the copy outlives the original', async (t) => {
-        const { app, database, config } = await start(t, dialect, { config: { collectIntervalSeconds: 0 } });
-        const collect = collector(database, config);
+        const { app, database, config } = await buildRetrying(t, dialect, { config: { collectIntervalSeconds: 0 } });
+        const collect = garbageCollector(database, config);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const other = await mkdir(user, 'Other');
+        const root = await rootFolderId(user);
+        const other = await createFolder(user, 'Other');
         const data = randomBytes(200_000);
         const file = await f.putOk(root, 'scan.pdf', randomBytes(10));
         await f.putOk(root, 'scan.pdf', data, 'application/pdf');
@@ -996,11 +983,11 @@ for (const dialect of DIALECTS) {
 
     describe('delete and restore', () => {
       it('soft delete hides the file; restore puts it back in its folder, still readable', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Box');
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Box');
         const data = randomBytes(100_000);
         const file = await f.putOk(folder.id, 'thing.bin', data);
         await f.putOk(folder.id, 'stays.bin', 'x');
@@ -1035,12 +1022,12 @@ for (const dialect of DIALECTS) {
       });
 
       it('a file restored while its folder is in the trash goes to the bucket root, still readable', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Doomed');
-        const sub = await mkdir(user, 'Sub', folder.id);
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Doomed');
+        const sub = await createFolder(user, 'Sub', folder.id);
         const data = randomBytes(70_000);
         const file = await f.putOk(sub.id, 'rescued.bin', data);
         const withFolder = await f.putOk(sub.id, 'with-folder.bin', 'wf');
@@ -1063,10 +1050,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('hard delete removes the file, its versions and its bytes from the totals', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const file = await f.putOk(root, 'gone.bin', randomBytes(1000));
         await f.putOk(root, 'gone.bin', randomBytes(2000));
         await f.putOk(root, 'kept.bin', randomBytes(300));
@@ -1094,13 +1081,13 @@ for (const dialect of DIALECTS) {
 
     describe('folders carry their files', () => {
       it('copying a folder copies its files (whole subtree), readable and independent of the originals', async (t) => {
-        const { app, database, config } = await start(t, dialect, { config: { collectIntervalSeconds: 0 } });
-        const collect = collector(database, config);
+        const { app, database, config } = await buildRetrying(t, dialect, { config: { collectIntervalSeconds: 0 } });
+        const collect = garbageCollector(database, config);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Project');
-        const sub = await mkdir(user, 'Assets', folder.id);
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Project');
+        const sub = await createFolder(user, 'Assets', folder.id);
         const contents = new Map<string, Buffer>([
           ['readme.md', Buffer.from('# Project')],
           ['data.bin', randomBytes(130_000)],
@@ -1139,12 +1126,12 @@ for (const dialect of DIALECTS) {
       });
 
       it('trashing a folder trashes its files; restoring brings them back; a hard delete removes them', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Photos');
-        const sub = await mkdir(user, '2026', folder.id);
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Photos');
+        const sub = await createFolder(user, '2026', folder.id);
         const a = await f.putOk(folder.id, 'a.jpg', randomBytes(1000));
         const b = await f.putOk(sub.id, 'b.jpg', randomBytes(2000));
         const outside = await f.putOk(root, 'outside.txt', randomBytes(10));
@@ -1193,11 +1180,11 @@ for (const dialect of DIALECTS) {
 
     describe('versions', () => {
       it('restoring an old version makes its content current as a new version', async (t) => {
-        const { app, database, config } = await start(t, dialect, { config: { collectIntervalSeconds: 0 } });
-        const collect = collector(database, config);
+        const { app, database, config } = await buildRetrying(t, dialect, { config: { collectIntervalSeconds: 0 } });
+        const collect = garbageCollector(database, config);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const v1 = randomBytes(75_000);
         const v2 = randomBytes(20_000);
         const file = await f.putOk(root, 'model.bin', v1);
@@ -1233,11 +1220,11 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- public files
     describe('public files', () => {
       it('GET /files/public/{hashName}: 404 while private, the content without a token once public, 404 in the trash', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Site');
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Site');
         const data = randomBytes(100_000);
         const file = await f.putOk(folder.id, 'poster "big".png', data, 'image/png');
         const anonymous = (headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: `/api/files/public/${file.hashName}`, headers });
@@ -1290,13 +1277,13 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- trash
     describe('trash', () => {
       it('GET /trash/list shows what was trashed on its own; DELETE /trash/empty deletes it for good', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Old');
-        const inner = await mkdir(user, 'Inner', folder.id);
-        const live = await mkdir(user, 'Live');
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Old');
+        const inner = await createFolder(user, 'Inner', folder.id);
+        const live = await createFolder(user, 'Live');
         const inFolder = await f.putOk(folder.id, 'in-folder.txt', 'a');
         const inInner = await f.putOk(inner.id, 'in-inner.txt', 'b');
         const loose = await f.putOk(root, 'loose.txt', 'c');
@@ -1340,11 +1327,11 @@ for (const dialect of DIALECTS) {
       // tries files.remove() on the already purged file and rethrows its FILE_NOT_FOUND. The folder is gone by then,
       // so the call half-succeeds and still reports an error.
       it('emptying the trash copes with a file trashed on its own inside a folder trashed later', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Later');
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Later');
         const first = await f.putOk(folder.id, 'first.txt', 'trashed first');
         const second = await f.putOk(folder.id, 'second.txt', 'trashed with the folder');
         assert.equal((await user.api.delete(`/api/files/delete/${first.id}`)).status, 200);
@@ -1359,10 +1346,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('the trash is per user', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const owner = await signUp(app);
         const other = await signUp(app);
-        const file = await files(app, owner).putOk(await rootOf(owner), 'mine.txt', 'mine');
+        const file = await files(app, owner).putOk(await rootFolderId(owner), 'mine.txt', 'mine');
         await owner.api.delete(`/api/files/delete/${file.id}`);
         assert.deepEqual((await other.api.get('/api/trash/list')).body.data, { folders: [], files: [] });
         assert.deepEqual((await other.api.delete('/api/trash/empty')).body.data, { deleted: 0, keptUnderRetention: 0 });
@@ -1378,13 +1365,13 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- authorization
     describe('authorization', () => {
       it("another user's token gets 404 on every file route (403 on the folder listing) and changes nothing; no token is 401", async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const owner = await signUp(app);
         const other = await signUp(app);
         const f = files(app, owner);
-        const ownerRoot = await rootOf(owner);
-        const otherRoot = await rootOf(other);
-        const folder = await mkdir(owner, 'Private');
+        const ownerRoot = await rootFolderId(owner);
+        const otherRoot = await rootFolderId(other);
+        const folder = await createFolder(owner, 'Private');
         const file = await f.putOk(folder.id, 'secret.txt', 'secret v1');
         await f.putOk(folder.id, 'secret.txt', 'secret v2');
         const trashed = await f.putOk(folder.id, 'trashed.txt', 'in the trash');
@@ -1465,10 +1452,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- names
     describe('names', () => {
       it('quotes, unicode, spaces and 255 bytes are kept as given; control characters, "/" and 256 bytes are 400', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const max = `${'é'.repeat(126)}xyz`; // 255 bytes in UTF-8
         assert.equal(Buffer.byteLength(max), 255);
         const accepted = [
@@ -1509,10 +1496,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('multipart filenames: unicode and quotes arrive intact; path parts never become a path', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const [unicode] = await f.uploadOk(root, [{ filename: 'résumé 履歴書 ✓.pdf', data: 'r' }]);
         assert.equal(unicode.name, 'résumé 履歴書 ✓.pdf');
         const [quoted] = await f.uploadOk(root, [{ filename: 'say \\"hi\\".txt', data: 'q' }]);
@@ -1529,11 +1516,11 @@ for (const dialect of DIALECTS) {
 
       it('no name ever reaches the filesystem: stored entries are random keys', async (t) => {
         // Every file in the blob store, the small ones too (by default they are kept in the database).
-        const { app, config } = await start(t, dialect, { config: { inlineBlobBytes: 0 } });
+        const { app, config } = await buildRetrying(t, dialect, { config: { inlineBlobBytes: 0 } });
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
-        const folder = await mkdir(user, 'Vaultfolder');
+        const root = await rootFolderId(user);
+        const folder = await createFolder(user, 'Vaultfolder');
         const names = [
           `Quotedname "zebra" it's.txt`,
           'Unicodename ünïcødé 文件夹.txt',
@@ -1574,10 +1561,10 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- multipart edge cases
     describe('multipart edge cases', () => {
       it('two parts with the same name in one request: the second becomes a new version', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const [first, second] = await f.uploadOk(root, [{ filename: 'twice.txt', data: 'one' }, { filename: 'twice.txt', data: 'second' }]);
         assert.equal(second.id, first.id);
         assert.equal(first.versionCount, 1);
@@ -1591,10 +1578,10 @@ for (const dialect of DIALECTS) {
       // 400 INVALID_NAME, yet the first file stays stored (expected: nothing left behind; API.md §4 "A refused or
       // broken upload leaves no file, no version and no stored bytes behind"). The client gets no id for it.
       it('a request refused on a later part leaves no file behind', async (t) => {
-        const { app } = await start(t, dialect);
+        const { app } = await buildRetrying(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
-        const root = await rootOf(user);
+        const root = await rootFolderId(user);
         const res = await f.upload(root, [
           { filename: 'ok.txt', data: 'fine' },
           { filename: 'x'.repeat(300), data: 'bad name' },

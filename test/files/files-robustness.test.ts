@@ -1,12 +1,11 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { collectGarbage } from '../../src/blobs/blob-collector.js';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
@@ -16,6 +15,10 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import { DIALECTS, build, signUp, type TestUser } from '../helper.js';
 import { listen } from '../support/raw-http.js';
 import { prng as mulberry32 } from '../support/prng.js';
+import { mkdir } from '../support/folders.js';
+import { rootFolderId } from '../support/files.js';
+import { eventually } from '../support/wait.js';
+import { sha256Tag } from '../support/disk.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -43,18 +46,6 @@ function storedFiles(config: Config): { blobs: string[]; tmp: string[] } {
 
 function blobPath(config: Config, blobId: string): string {
   return path.join(config.dataDir, 'blobs', blobId.slice(0, 2), blobId.slice(2, 4), blobId);
-}
-
-async function rootOf(user: TestUser): Promise<string> {
-  const res = await user.api.get('/api/folders/root/subfolders');
-  assert.equal(res.status, 200);
-  return res.body.data.parentFolder.id;
-}
-
-async function createFolder(user: TestUser, name: string, parentId?: string): Promise<string> {
-  const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.id;
 }
 
 function rawUpload(app: FastifyInstance, user: TestUser, folderId: string, name: string, data: Buffer, query = '') {
@@ -93,10 +84,6 @@ function multipartUpload(app: FastifyInstance, user: TestUser, folderId: string,
   });
 }
 
-function sha256(data: Buffer): string {
-  return `sha256:${createHash('sha256').update(data).digest('hex')}`;
-}
-
 async function countRows(database: DatabaseHandle, table: 'files' | 'file_versions' | 'blobs'): Promise<number> {
   const row = await database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
@@ -114,7 +101,7 @@ async function folderTotals(user: TestUser, folderId: string) {
 }
 
 /** Everything a refused or broken upload must leave unchanged. */
-async function snapshot(database: DatabaseHandle, config: Config, user: TestUser, folderIds: string[]) {
+async function storageSnapshot(database: DatabaseHandle, config: Config, user: TestUser, folderIds: string[]) {
   const stored = storedFiles(config);
   const blobRows = await database.db.selectFrom('blobs').select(['id', 'state', 'ref_count']).orderBy('id').execute();
   const totals: Record<string, unknown> = {};
@@ -133,19 +120,6 @@ async function snapshot(database: DatabaseHandle, config: Config, user: TestUser
 /** Open file descriptors of this process (the server runs in it). */
 function openFds(): number {
   return fs.readdirSync('/proc/self/fd').length;
-}
-
-/** Retries `check` until it passes or `ms` have passed (then its last error is thrown). */
-async function eventually<T>(check: () => Promise<T>, ms = 2000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await sleep(40);
-    }
-  }
 }
 
 /**
@@ -226,7 +200,7 @@ function assertErrorEnvelope(body: any, status: number, code: string) {
  * and lists each difference. A folder counts the descendants (folders and files) that share its
  * trash_batch, reached through folders that share it too; subtree_bytes sums the current sizes.
  */
-async function recount(database: DatabaseHandle, userId: string): Promise<string[]> {
+async function aggregateProblems(database: DatabaseHandle, userId: string): Promise<string[]> {
   const problems: string[] = [];
   const folders = await database.db.selectFrom('folders').selectAll().where('owner_id', '=', userId).execute();
   const files = await database.db.selectFrom('files').selectAll().where('owner_id', '=', userId).execute();
@@ -325,12 +299,12 @@ for (const dialect of DIALECTS) {
     it('a raw PUT cut mid-body leaves no file, version, blob, stored bytes, temp file, quota or aggregate change', async (t) => {
       const { app, database, config } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       const existing = randomBytes(30_000);
       const kept = await uploadOk(app, user, folder, 'existing.bin', existing);
       const port = await listen(app);
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
       assert.deepEqual(before.tmpFiles, []);
 
       // A new file, cut after ~3 MB of a declared 10 MB.
@@ -345,7 +319,7 @@ for (const dialect of DIALECTS) {
           assert.equal(storedFiles(config).tmp.length, 1);
         },
       );
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       const named = await database.db.selectFrom('files').select('id').where('name', '=', 'x.bin').execute();
       assert.deepEqual(named, []);
 
@@ -356,10 +330,10 @@ for (const dialect of DIALECTS) {
         randomBytes(3_000_000),
         async () => assert.equal(storedFiles(config).tmp.length, 1),
       );
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       const detail = await user.api.get(`/api/files/details/${kept.id}`);
       assert.equal(detail.body.versionCount, 1);
-      assert.equal(detail.body.checksum, sha256(existing));
+      assert.equal(detail.body.checksum, sha256Tag(existing));
 
       // The server is still healthy and the file still downloads.
       const download = await httpRequest(port, { method: 'GET', path: `/api/files/download/${kept.id}`, headers: { authorization: `Bearer ${user.token}` } });
@@ -371,11 +345,11 @@ for (const dialect of DIALECTS) {
     it('a multipart POST cut mid-file leaves nothing behind', async (t) => {
       const { app, database, config } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       await uploadOk(app, user, folder, 'existing.bin', randomBytes(10_000));
       const port = await listen(app);
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
 
       await abortUpload(
         port,
@@ -387,17 +361,17 @@ for (const dialect of DIALECTS) {
           assert.equal(storedFiles(config).tmp.length, 1);
         },
       );
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       assert.deepEqual(await database.db.selectFrom('files').select('id').where('name', '=', 'x.bin').execute(), []);
     });
 
     it('a chunked raw PUT cut mid-stream, repeated, leaves nothing and leaks no file handle', async (t) => {
       const { app, database, config } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       const port = await listen(app);
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
       const fdsBefore = openFds();
       for (let i = 0; i < 12; i++) {
         const chunk = randomBytes(1_000_000);
@@ -407,7 +381,7 @@ for (const dialect of DIALECTS) {
           Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n'), Buffer.from(`${(500_000).toString(16)}\r\n`), randomBytes(200_000)]),
           async () => assert.equal(storedFiles(config).tmp.length, 1),
         );
-        await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+        await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       }
       await eventually(async () => assert.ok(openFds() - fdsBefore < 8, `open descriptors grew from ${fdsBefore} to ${openFds()}`));
     });
@@ -415,10 +389,10 @@ for (const dialect of DIALECTS) {
     it('a multipart POST with one whole file and a second one cut keeps nothing of either', async (t) => {
       const { app, database, config } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       const port = await listen(app);
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
       const first = randomBytes(150_000);
 
       await abortUpload(
@@ -435,11 +409,11 @@ for (const dialect of DIALECTS) {
       // One request, one outcome (API.md §4: a broken upload leaves no file): the complete first
       // part is taken back too. Its bytes are unreferenced and go with the next collection.
       const after = await eventually(async () => {
-        const s = await snapshot(database, config, user, [root, folder]);
+        const s = await storageSnapshot(database, config, user, [root, folder]);
         assert.deepEqual(s.tmpFiles, []);
         assert.equal(s.files, before.files, `no files row is left (snapshot ${JSON.stringify(s)})`);
         assert.equal(s.versions, before.versions, 'no file_versions row is left');
-        // snapshot() reads the totals before the rows, so a snapshot taken while the take-back
+        // storageSnapshot() reads the totals before the rows, so a snapshot taken while the take-back
         // commits can show the rows gone and the totals not yet: wait for both.
         for (const id of [root, folder]) assert.deepEqual(s.totals[id], before.totals[id]);
         return s;
@@ -448,7 +422,7 @@ for (const dialect of DIALECTS) {
       const blobs = await database.db.selectFrom('blobs').selectAll().execute();
       assert.ok(blobs.every((b) => Number(b.ref_count) === 0), 'no blob is referenced any more');
       await collectGarbage(database, new FsBlobStore(path.join(config.dataDir, 'blobs')));
-      const collected = await snapshot(database, config, user, [root, folder]);
+      const collected = await storageSnapshot(database, config, user, [root, folder]);
       assert.equal(collected.blobRows.length, before.blobRows.length, 'the collector reclaims the bytes');
       assert.equal(collected.storedBlobs.length, before.storedBlobs.length);
       const list = await user.api.get(`/api/files/list/${folder}`);
@@ -463,10 +437,10 @@ for (const dialect of DIALECTS) {
     it('one byte over is 413 (raw and multipart) and leaves nothing; exactly the limit is 201', async (t) => {
       const { app, database, config } = await build(t, dialect, { config: { maxUploadBytes: 100_000 } });
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       await uploadOk(app, user, folder, 'existing.bin', randomBytes(1_000));
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
 
       const raw = await rawUpload(app, user, folder, 'big.bin', randomBytes(100_001));
       assert.equal(raw.statusCode, 413);
@@ -478,13 +452,13 @@ for (const dialect of DIALECTS) {
       const version = await rawUpload(app, user, folder, 'existing.bin', randomBytes(100_001));
       assert.equal(version.statusCode, 413);
       assertErrorEnvelope(version.json(), 413, 'PAYLOAD_TOO_LARGE');
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
 
       const exact = randomBytes(100_000);
       const fits = await rawUpload(app, user, folder, 'fits.bin', exact);
       assert.equal(fits.statusCode, 201, fits.body);
       assert.equal(fits.json().data.size, 100_000);
-      assert.equal(fits.json().data.checksum, sha256(exact));
+      assert.equal(fits.json().data.checksum, sha256Tag(exact));
       const fitsMulti = await multipartUpload(app, user, folder, [{ name: 'fits2.bin', data: exact }]);
       assert.equal(fitsMulti.statusCode, 201, fitsMulti.body);
       assert.equal(fitsMulti.json().data[0].size, 100_000);
@@ -494,10 +468,10 @@ for (const dialect of DIALECTS) {
     it('over real HTTP the client receives the 413 envelope (raw and multipart) and nothing is left', async (t) => {
       const { app, database, config } = await build(t, dialect, { config: { maxUploadBytes: 100_000 } });
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       const port = await listen(app);
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
 
       const raw = await httpRequest(port, {
         method: 'PUT',
@@ -518,7 +492,7 @@ for (const dialect of DIALECTS) {
         headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
         body: randomBytes(4_000_000),
       });
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       assert.equal(huge.status, 413, `huge raw: ${huge.error ?? ''}`);
       assertErrorEnvelope(parseJson(huge), 413, 'PAYLOAD_TOO_LARGE');
       assert.equal(multi.status, 413, `multipart: ${multi.error ?? ''}`);
@@ -534,12 +508,12 @@ for (const dialect of DIALECTS) {
     it('uploads, versions, copies and version restores are counted; refusals leave nothing; hard delete frees', async (t) => {
       const { app, database, config } = await build(t, dialect, { config: { defaultQuotaBytes: 300_000 } });
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       const a = await uploadOk(app, user, folder, 'a.bin', randomBytes(200_000));
       const b = await uploadOk(app, user, folder, 'b.bin', randomBytes(50_000));
       assert.equal(await usedBytes(database, user.id), 250_000);
-      const before = await snapshot(database, config, user, [root, folder]);
+      const before = await storageSnapshot(database, config, user, [root, folder]);
 
       const c = await rawUpload(app, user, folder, 'c.bin', randomBytes(60_000));
       assert.equal(c.statusCode, 507);
@@ -557,7 +531,7 @@ for (const dialect of DIALECTS) {
       const folderCopy = await user.api.post(`/api/folders/copy/${folder}`, { targetParentId: root });
       assert.equal(folderCopy.status, 507);
       assertErrorEnvelope(folderCopy.body, 507, 'QUOTA_EXCEEDED');
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       assert.equal((await user.api.get(`/api/files/details/${a.id}`)).body.versionCount, 1);
       assert.equal((await user.api.get('/api/folders/root/subfolders')).body.data.total, 1, 'no folder copy is left');
 
@@ -569,7 +543,7 @@ for (const dialect of DIALECTS) {
         headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
         body: randomBytes(2_000_000),
       });
-      await eventually(async () => assert.deepEqual(await snapshot(database, config, user, [root, folder]), before));
+      await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
       assert.equal(overHttp.status, 507, `over HTTP: ${overHttp.error ?? ''}`);
       assertErrorEnvelope(parseJson(overHttp), 507, 'QUOTA_EXCEEDED');
 
@@ -578,7 +552,7 @@ for (const dialect of DIALECTS) {
       assert.equal(bVersion.statusCode, 201, bVersion.body);
       assert.equal(bVersion.json().data.versionCount, 2);
       assert.equal(await usedBytes(database, user.id), 300_000);
-      const full = await snapshot(database, config, user, [root, folder]);
+      const full = await storageSnapshot(database, config, user, [root, folder]);
       const oneByte = await rawUpload(app, user, folder, 'one.bin', Buffer.from('x'));
       assert.equal(oneByte.statusCode, 507);
       // Restoring an old version is a new version: it needs room too.
@@ -593,7 +567,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await usedBytes(database, user.id), 300_000);
       assert.equal((await rawUpload(app, user, folder, 'e.bin', randomBytes(10))).statusCode, 507);
       await eventually(async () => {
-        const now = await snapshot(database, config, user, [root, folder]);
+        const now = await storageSnapshot(database, config, user, [root, folder]);
         assert.deepEqual({ ...now, totals: undefined }, { ...full, totals: undefined });
       });
 
@@ -615,15 +589,15 @@ for (const dialect of DIALECTS) {
 
       // 8 concurrent new files of 100 KB: exactly 3 fit.
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const folder = await createFolder(user, 'dest');
+      const root = await rootFolderId(user);
+      const folder = await mkdir(user, 'dest');
       const results = await Promise.all(Array.from({ length: 8 }, (_, i) => rawUpload(app, user, folder, `c${i}.bin`, randomBytes(100_000))));
       const codes = results.map((r) => r.statusCode).sort();
       assert.deepEqual(codes, [201, 201, 201, 507, 507, 507, 507, 507]);
       for (const r of results.filter((r) => r.statusCode === 507)) assertErrorEnvelope(r.json(), 507, 'QUOTA_EXCEEDED');
       assert.equal(await usedBytes(database, user.id), 300_000);
       await eventually(async () => {
-        const s = await snapshot(database, config, user, [root, folder]);
+        const s = await storageSnapshot(database, config, user, [root, folder]);
         assert.equal(s.files, 3);
         assert.equal(s.versions, 3);
         assert.equal(s.blobRows.length, 3);
@@ -636,7 +610,7 @@ for (const dialect of DIALECTS) {
 
       // 8 concurrent versions of one file (another account): exactly 3 fit.
       const second = await signUp(app);
-      const secondRoot = await rootOf(second);
+      const secondRoot = await rootFolderId(second);
       const versions = await Promise.all(Array.from({ length: 8 }, () => rawUpload(app, second, secondRoot, 'same.bin', randomBytes(100_000))));
       assert.deepEqual(versions.map((r) => r.statusCode).sort(), [201, 201, 201, 507, 507, 507, 507, 507]);
       assert.equal(await usedBytes(database, second.id), 300_000);
@@ -648,7 +622,7 @@ for (const dialect of DIALECTS) {
 
       // 8 concurrent copies of a 100 KB file (a third account): exactly 2 fit.
       const third = await signUp(app);
-      const thirdRoot = await rootOf(third);
+      const thirdRoot = await rootFolderId(third);
       const original = await uploadOk(app, third, thirdRoot, 'o.bin', randomBytes(100_000));
       const copies = await Promise.all(Array.from({ length: 8 }, (_, i) => third.api.post(`/api/files/copy/${original.id}`, { targetFolderId: thirdRoot, name: `copy${i}.bin` })));
       assert.deepEqual(copies.map((r) => r.status).sort(), [201, 201, 507, 507, 507, 507, 507, 507]);
@@ -715,19 +689,19 @@ for (const dialect of DIALECTS) {
       const { app, database, config } = await build(t, dialect, { config: storeOnly });
       const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
 
       const keepData = randomBytes(70_000);
       const keep = await uploadOk(app, user, root, 'keep.bin', keepData);
       const twoVersions = await uploadOk(app, user, root, 'a.bin', randomBytes(5_000));
       await uploadOk(app, user, root, 'a.bin', randomBytes(6_000));
-      const x = await createFolder(user, 'X');
-      const y = await createFolder(user, 'Y', x);
+      const x = await mkdir(user, 'X');
+      const y = await mkdir(user, 'Y', x);
       const x1 = await uploadOk(app, user, x, 'x1.bin', randomBytes(3_000));
       const y1 = await uploadOk(app, user, y, 'y1.bin', randomBytes(3_000));
       const y2 = await uploadOk(app, user, y, 'y2.bin', randomBytes(0));
       const t1 = await uploadOk(app, user, root, 't1.bin', randomBytes(4_000));
-      const tFolder = await createFolder(user, 'T');
+      const tFolder = await mkdir(user, 'T');
       const t2 = await uploadOk(app, user, tFolder, 't2.bin', randomBytes(4_000));
 
       const keepBlobs = await blobsOfFile(database, keep.id);
@@ -777,8 +751,8 @@ for (const dialect of DIALECTS) {
       const { app, database, config } = await build(t, dialect, { config: storeOnly });
       const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
       const user = await signUp(app);
-      const root = await rootOf(user);
-      const other = await createFolder(user, 'other');
+      const root = await rootFolderId(user);
+      const other = await mkdir(user, 'other');
       const download = async (fileId: string, versionId?: string) => {
         const res = await app.inject({
           method: 'GET',
@@ -808,7 +782,7 @@ for (const dialect of DIALECTS) {
       await assertCollected(database, config, store, [blob]);
 
       // A folder copy.
-      const s = await createFolder(user, 'S');
+      const s = await mkdir(user, 'S');
       const sData = randomBytes(20_000);
       const sFile = await uploadOk(app, user, s, 's.bin', sData);
       const [sBlob] = await blobsOfFile(database, sFile.id);
@@ -850,7 +824,7 @@ for (const dialect of DIALECTS) {
       const { app, database, config } = await build(t, dialect, { config: storeOnly });
       const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
       const live = await uploadOk(app, user, root, 'live.bin', randomBytes(1_000));
       const [liveBlob] = await blobsOfFile(database, live.id);
       // The live blob looks old: age alone must not make it garbage.
@@ -886,7 +860,7 @@ for (const dialect of DIALECTS) {
       const { app, database, config } = await build(t, dialect, { config: storeOnly });
       const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) {
         const f = await uploadOk(app, user, root, `g${i}.bin`, randomBytes(100));
@@ -920,7 +894,7 @@ for (const dialect of DIALECTS) {
     async function setup(t: TestContext, segments: number) {
       const { app, database, config } = await build(t, dialect);
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
       const data = randomBytes(segments * SEGMENT + 1234);
       const file = await uploadOk(app, user, root, 'd.bin', data);
       const version = await database.db.selectFrom('file_versions').select('blob_id').where('file_id', '=', file.id).executeTakeFirstOrThrow();
@@ -1016,7 +990,7 @@ for (const dialect of DIALECTS) {
     it('a blob missing from storage is a 5xx envelope; downloads cut by the client or by damage leak no file handle', async (t) => {
       const { data, stored, get, user, app } = await setup(t, 8);
       const port = (app.server.address() as net.AddressInfo).port;
-      const fileId = (await user.api.get(`/api/files/list/${await rootOf(user)}`)).body.data.data[0].id;
+      const fileId = (await user.api.get(`/api/files/list/${await rootFolderId(user)}`)).body.data.data[0].id;
       // Warm up: pools and lazy state open their descriptors once.
       assert.ok((await get()).body.equals(data));
       const fdsBefore = openFds();
@@ -1093,11 +1067,11 @@ for (const dialect of DIALECTS) {
     it('nested trash batches, restores into the root, copies and moves of trees with trashed items', async (t) => {
       const { app, database } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
       let step = '';
       const check = async (label: string) => {
         step = label;
-        assert.deepEqual(await recount(database, user.id), [], `after: ${step}`);
+        assert.deepEqual(await aggregateProblems(database, user.id), [], `after: ${step}`);
       };
       const ok = async (res: Promise<{ status: number; body: any }>, status: number, label: string) => {
         const r = await res;
@@ -1107,9 +1081,9 @@ for (const dialect of DIALECTS) {
       };
       const up = async (folder: string, name: string, size: number) => (await uploadOk(app, user, folder, name, randomBytes(size))).id;
 
-      const a = await createFolder(user, 'A');
-      const b = await createFolder(user, 'B', a);
-      const c = await createFolder(user, 'C', b);
+      const a = await mkdir(user, 'A');
+      const b = await mkdir(user, 'B', a);
+      const c = await mkdir(user, 'C', b);
       const fa = await up(a, 'fa.bin', 1000);
       await up(b, 'fb.bin', 2000);
       await up(c, 'fc.bin', 4000);
@@ -1138,14 +1112,14 @@ for (const dialect of DIALECTS) {
       await ok(user.api.delete(`/api/folders/delete/${a}?trash=hard`), 200, 'hard delete trashed A');
 
       // A tree holding trashed items: moved and copied.
-      const d = await createFolder(user, 'D', b);
+      const d = await mkdir(user, 'D', b);
       const fd = await up(d, 'fd.bin', 300);
       const fdTrashed = await up(d, 'fd-trashed.bin', 700);
-      const e = await createFolder(user, 'E', d);
+      const e = await mkdir(user, 'E', d);
       await up(e, 'fe.bin', 50);
       await ok(user.api.delete(`/api/files/delete/${fdTrashed}`), 200, 'trash a file of D');
       await ok(user.api.delete(`/api/folders/delete/${e}`), 200, 'trash E inside D');
-      const target = await createFolder(user, 'Target');
+      const target = await mkdir(user, 'Target');
       await ok(user.api.post(`/api/folders/move/${d}`, { targetParentId: target }), 200, 'move D (with trashed items) to Target');
       const copy = await ok(user.api.post(`/api/folders/copy/${d}`, { targetParentId: c }), 201, 'copy D into C');
       assert.deepEqual(
@@ -1163,9 +1137,9 @@ for (const dialect of DIALECTS) {
       await ok(user.api.post(`/api/files/versions/${fd}/${versions.find((v) => !v.isCurrent)!.id}/restore`), 200, 'restore the 300 B version');
       assert.equal((await user.api.get(`/api/files/details/${fd}`)).body.size, 300);
       // Same names collide on restore: the restored item gets a free name.
-      const twin = await createFolder(user, 'Twin');
+      const twin = await mkdir(user, 'Twin');
       await ok(user.api.delete(`/api/folders/delete/${twin}`), 200, 'trash Twin');
-      await createFolder(user, 'Twin');
+      await mkdir(user, 'Twin');
       const back = await ok(user.api.post(`/api/folders/restore/${twin}`), 200, 'restore Twin next to a new Twin');
       assert.notEqual(back.data.name, 'Twin');
       // Everything in the trash goes; then everything else, for good.
@@ -1185,9 +1159,9 @@ for (const dialect of DIALECTS) {
       const { app, database, config } = await build(t, dialect, { config: { collectIntervalSeconds: 0, inlineBlobBytes: 2000 } });
       const store = new FsBlobStore(path.join(config.dataDir, 'blobs'));
       const user = await signUp(app);
-      const root = await rootOf(user);
+      const root = await rootFolderId(user);
       assert.deepEqual(await folderTotals(user, root), { totalFiles: 0, totalSizeByte: 0, totalSubfolders: 0 });
-      assert.deepEqual(await recount(database, user.id), []);
+      assert.deepEqual(await aggregateProblems(database, user.id), []);
       // COFFRE_ROBUSTNESS_SEED replays another sequence; the failure message lists the last operations.
       const seed = Number(process.env.COFFRE_ROBUSTNESS_SEED ?? (dialect === 'sqlite' ? 0xc0ff3e : 0x5eed17));
       const rng = mulberry32(seed);
@@ -1365,7 +1339,7 @@ for (const dialect of DIALECTS) {
             const { folders } = await state();
             const parent = pick(folders.filter((f) => f.trash_batch === ''));
             const name = fresh('D');
-            await createFolder(user, name, parent.id);
+            await mkdir(user, name, parent.id);
             return `create folder ${name} in ${parent.name}`;
           },
         },
@@ -1475,7 +1449,7 @@ for (const dialect of DIALECTS) {
         if (done === null) return false;
         performed.set(op.name, (performed.get(op.name) ?? 0) + 1);
         log.push(`#${step++} ${done}`);
-        const problems = await recount(database, user.id);
+        const problems = await aggregateProblems(database, user.id);
         assert.deepEqual(problems, [], `seed ${seed}, after ${log.slice(-6).join('\n  ')}`);
         return true;
       };
@@ -1513,15 +1487,15 @@ for (const dialect of DIALECTS) {
       const someFolder = rows.find((r) => !r.is_root) ?? rows[0];
       for (const column of ['subtree_files', 'subtree_folders', 'subtree_bytes', 'child_folders', 'child_files'] as const) {
         await database.db.updateTable('folders').set({ [column]: Number(someFolder[column]) + 1 }).where('id', '=', someFolder.id).execute();
-        const drift = await recount(database, user.id);
+        const drift = await aggregateProblems(database, user.id);
         assert.equal(drift.length, 1, `${column}: ${drift.join('; ')}`);
         assert.match(drift[0], new RegExp(column));
         await database.db.updateTable('folders').set({ [column]: someFolder[column] }).where('id', '=', someFolder.id).execute();
       }
       await database.db.updateTable('users').set({ used_bytes: (await usedBytes(database, user.id)) + 1 }).where('id', '=', user.id).execute();
-      assert.match((await recount(database, user.id)).join(), /used_bytes/);
+      assert.match((await aggregateProblems(database, user.id)).join(), /used_bytes/);
       await database.db.updateTable('users').set({ used_bytes: (await usedBytes(database, user.id)) - 1 }).where('id', '=', user.id).execute();
-      assert.deepEqual(await recount(database, user.id), []);
+      assert.deepEqual(await aggregateProblems(database, user.id), []);
 
       // After a collection, the store holds exactly the referenced blobs, and live files download intact.
       await collectGarbage(database, store);
@@ -1537,7 +1511,7 @@ for (const dialect of DIALECTS) {
       for (const file of liveFiles.slice(0, 25)) {
         const res = await app.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
         assert.equal(res.statusCode, 200, `download ${file.name}`);
-        assert.equal(sha256(res.rawPayload), file.checksum, `content of ${file.name}`);
+        assert.equal(sha256Tag(res.rawPayload), file.checksum, `content of ${file.name}`);
       }
     });
   });

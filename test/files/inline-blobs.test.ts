@@ -4,8 +4,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
 import { collectGarbage } from '../../src/blobs/blob-collector.js';
 import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';

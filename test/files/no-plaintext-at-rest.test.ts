@@ -5,10 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DIALECTS, build, signUp } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
-
-function listFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-}
+import { listFiles } from '../support/disk.js';
 
 function assertNoFileContains(files: string[], dataDir: string, needle: Buffer): void {
   for (const file of files) {

@@ -20,7 +20,8 @@ import { isoPlus, nowIso } from '../../src/lib/time.js';
 import { UploadHold } from '../../src/modules/accounts/upload-holds.js';
 import { DIALECTS, build, signUp, type TestApp, type TestUser } from '../helper.js';
 import { rootFolderId } from '../support/files.js';
-import { connect, eventually, listen, tempFiles, type RawAnswer, type RawConnection } from '../support/raw-http.js';
+import { connect, listen, tempFiles, type RawAnswer, type RawConnection } from '../support/raw-http.js';
+import { eventually } from '../support/wait.js';
 
 const MiB = 1024 * 1024;
 const QUOTA = 8 * MiB;

@@ -64,7 +64,7 @@ async function listening(t: TestContext, dialect: (typeof DIALECTS)[number]): Pr
   return { app, port: (app.server.address() as net.AddressInfo).port };
 }
 
-function assertEnvelope(answer: RawAnswer, status: number, code: keyof typeof ERROR_CATALOG) {
+function assertClosingError(answer: RawAnswer, status: number, code: keyof typeof ERROR_CATALOG) {
   assert.equal(answer.status, status, JSON.stringify(answer));
   assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'data', 'message', 'status'], `not the envelope: ${JSON.stringify(answer.body)}`);
   assert.equal(answer.body.code, code);
@@ -81,26 +81,26 @@ for (const dialect of DIALECTS) {
     it('a URL over 16 KB: 431 HEADERS_TOO_LARGE', async (t) => {
       const { port } = await listening(t, dialect);
       const answer = await rawRequest(port, `GET /api/${'a'.repeat(17 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-      assertEnvelope(answer, 431, 'HEADERS_TOO_LARGE');
+      assertClosingError(answer, 431, 'HEADERS_TOO_LARGE');
     });
 
     it('headers over 16 KB: 431 HEADERS_TOO_LARGE', async (t) => {
       const { port } = await listening(t, dialect);
       const answer = await rawRequest(port, `GET /api HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(20 * 1024)}\r\n\r\n`);
-      assertEnvelope(answer, 431, 'HEADERS_TOO_LARGE');
+      assertClosingError(answer, 431, 'HEADERS_TOO_LARGE');
     });
 
     it('a malformed request: 400 MALFORMED_REQUEST', async (t) => {
       const { port } = await listening(t, dialect);
       for (const request of ['NOT AN HTTP REQUEST\r\n\r\n', 'GET /api HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n', 'GET /api HTTP/9.9\r\n\r\n']) {
-        assertEnvelope(await rawRequest(port, request), 400, 'MALFORMED_REQUEST');
+        assertClosingError(await rawRequest(port, request), 400, 'MALFORMED_REQUEST');
       }
     });
 
     it('a chunk extension over 16 KB: 413 PAYLOAD_TOO_LARGE', async (t) => {
       const { port } = await listening(t, dialect);
       const request = `POST /api/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2;${'e'.repeat(20 * 1024)}\r\n{}\r\n0\r\n\r\n`;
-      assertEnvelope(await rawRequest(port, request), 413, 'PAYLOAD_TOO_LARGE');
+      assertClosingError(await rawRequest(port, request), 413, 'PAYLOAD_TOO_LARGE');
     });
 
     it('a request that times out: 408 REQUEST_TIMEOUT', async (t) => {
@@ -124,7 +124,7 @@ for (const dialect of DIALECTS) {
       });
       const timeout = Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
       app.server.emit('clientError', timeout, await serverSide);
-      assertEnvelope(await answer, 408, 'REQUEST_TIMEOUT');
+      assertClosingError(await answer, 408, 'REQUEST_TIMEOUT');
     });
 
     it('a well-formed request on the same server is still answered as usual', async (t) => {

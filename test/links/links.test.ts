@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { unwrapKey } from '../../src/crypto/key-wrap.js';
 import { openSealed } from '../support/sealed.js';
 import { DIALECTS, build, client, signUp, type TestUser } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
-import { assertErrorBody } from '../support/shape.js';
+import { assertError } from '../support/errors.js';
+import { splitLink } from '../support/links.js';
 
 /** POSTs to a public route, from `address` (the throttling key), with an optional bearer token. */
 async function publicPost(app: FastifyInstance, url: string, body: object, address = '127.0.0.1', token?: string) {
@@ -22,12 +21,6 @@ async function publicPost(app: FastifyInstance, url: string, body: object, addre
   });
   const isJson = String(res.headers['content-type'] ?? '').includes('json');
   return { status: res.statusCode, headers: res.headers, raw: res.rawPayload, body: isJson ? res.json() : undefined };
-}
-
-function splitLink(shareLink: string): { hash: string; key: string } {
-  const match = /\/s\/([A-Za-z0-9_-]+)#([A-Za-z0-9_-]{43})$/.exec(shareLink);
-  assert.ok(match, `unexpected shareLink ${shareLink}`);
-  return { hash: match[1], key: match[2] };
 }
 
 async function makeFolder(user: TestUser, name: string, parentId?: string): Promise<string> {
@@ -64,8 +57,8 @@ for (const dialect of DIALECTS) {
       assert.ok(!dump.includes('open sesame'));
 
       const info = `/api/files/shared/${hash}`;
-      assertErrorBody(await publicPost(app, info, {}), 401, 'PASSWORD_REQUIRED');
-      assertErrorBody(await publicPost(app, info, { password: 'nope' }), 403, 'INVALID_PASSWORD');
+      assertError(await publicPost(app, info, {}), 401, 'PASSWORD_REQUIRED');
+      assertError(await publicPost(app, info, { password: 'nope' }), 403, 'INVALID_PASSWORD');
       const ok = await publicPost(app, info, { password: 'open sesame' });
       assert.equal(ok.status, 200);
       assert.equal(ok.body.data.name, 'report.bin');
@@ -73,10 +66,10 @@ for (const dialect of DIALECTS) {
       assert.equal(ok.body.data.remainingAccess, 5);
 
       const dl = `/api/files/download/public/${hash}`;
-      assertErrorBody(await publicPost(app, dl, { password: 'open sesame' }), 403, 'INVALID_ENCRYPTION_KEY');
-      assertErrorBody(await publicPost(app, dl, { password: 'open sesame', encryptionKey: randomBytes(32).toString('base64url') }), 403, 'INVALID_ENCRYPTION_KEY');
-      assertErrorBody(await publicPost(app, dl, { password: 'open sesame', encryptionKey: 'short' }), 403, 'INVALID_ENCRYPTION_KEY');
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: key }), 401, 'PASSWORD_REQUIRED');
+      assertError(await publicPost(app, dl, { password: 'open sesame' }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(await publicPost(app, dl, { password: 'open sesame', encryptionKey: randomBytes(32).toString('base64url') }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(await publicPost(app, dl, { password: 'open sesame', encryptionKey: 'short' }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(await publicPost(app, dl, { encryptionKey: key }), 401, 'PASSWORD_REQUIRED');
       const got = await publicPost(app, dl, { password: 'open sesame', encryptionKey: key });
       assert.equal(got.status, 200);
       assert.ok(got.raw.equals(data));
@@ -85,7 +78,7 @@ for (const dialect of DIALECTS) {
       // Failed attempts counted no access; the one success did.
       assert.equal((await publicPost(app, info, { password: 'open sesame' })).body.data.remainingAccess, 4);
 
-      assertErrorBody(await publicPost(app, `/api/files/shared/${'x'.repeat(22)}`, {}), 404, 'LINK_NOT_FOUND');
+      assertError(await publicPost(app, `/api/files/shared/${'x'.repeat(22)}`, {}), 404, 'LINK_NOT_FOUND');
     });
 
     it('a file link follows new versions, stops after maxAccess, and answers 410 once expired or revoked', async (t) => {
@@ -97,18 +90,18 @@ for (const dialect of DIALECTS) {
       const got = await publicPost(app, dl, { encryptionKey: key });
       assert.ok(got.raw.equals(second), 'the link serves the current version');
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200);
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_EXHAUSTED');
+      assertError(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_EXHAUSTED');
 
       // Raising the limit reopens it; an expiry in the past closes it; revocation closes it for good.
       assert.equal((await owner.api.patch(`/api/files/share/${hash}`, { maxAccess: 0 })).status, 200);
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200);
       await database.db.updateTable('share_links').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('shared_hash', '=', hash).execute();
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_EXPIRED');
+      assertError(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_EXPIRED');
       assert.equal((await owner.api.patch(`/api/files/share/${hash}`, { expirationDays: 1 })).status, 200);
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200);
       assert.equal((await owner.api.delete(`/api/files/revoke/${hash}`)).status, 200);
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_REVOKED');
-      assertErrorBody(await publicPost(app, `/api/files/shared/${hash}`, {}), 410, 'LINK_REVOKED');
+      assertError(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_REVOKED');
+      assertError(await publicPost(app, `/api/files/shared/${hash}`, {}), 410, 'LINK_REVOKED');
     });
 
     it('the owner manages links; others cannot see, change or revoke them', async (t) => {
@@ -121,20 +114,20 @@ for (const dialect of DIALECTS) {
       assert.equal(listed.body.data[0].hasPassword, true);
       assert.ok(!JSON.stringify(listed.body).includes(key));
       assert.equal((await other.api.get(`/api/files/share/${file.id}`)).status, 404);
-      assertErrorBody(await other.api.patch(`/api/files/share/${hash}`, { maxAccess: 1 }), 404, 'LINK_NOT_FOUND');
-      assertErrorBody(await other.api.delete(`/api/files/revoke/${hash}`), 404, 'LINK_NOT_FOUND');
-      assertErrorBody(await other.api.post(`/api/files/share/${file.id}`, {}), 404, 'FILE_NOT_FOUND');
-      assertErrorBody(await owner.api.patch(`/api/files/share/${hash}`, {}), 400, 'EMPTY_UPDATE');
+      assertError(await other.api.patch(`/api/files/share/${hash}`, { maxAccess: 1 }), 404, 'LINK_NOT_FOUND');
+      assertError(await other.api.delete(`/api/files/revoke/${hash}`), 404, 'LINK_NOT_FOUND');
+      assertError(await other.api.post(`/api/files/share/${file.id}`, {}), 404, 'FILE_NOT_FOUND');
+      assertError(await owner.api.patch(`/api/files/share/${hash}`, {}), 400, 'EMPTY_UPDATE');
 
       const dl = `/api/files/download/public/${hash}`;
-      assertErrorBody(await publicPost(app, dl, { password: 'pw one', encryptionKey: key }), 403, 'DOWNLOAD_NOT_ALLOWED');
+      assertError(await publicPost(app, dl, { password: 'pw one', encryptionKey: key }), 403, 'DOWNLOAD_NOT_ALLOWED');
       const patched = await owner.api.patch(`/api/files/share/${hash}`, { password: '', canDownload: true });
       assert.equal(patched.body.data.hasPassword, false);
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200, 'no password needed any more');
 
       // A non-public link needs a signed-in visitor (any user).
       const { hash: privateHash, key: privateKey } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { isPublic: false })).body.data.shareLink);
-      assertErrorBody(await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }), 401, 'UNAUTHENTICATED');
+      assertError(await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }), 401, 'UNAUTHENTICATED');
       assert.equal((await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }, '127.0.0.1', other.token)).status, 200);
     });
 
@@ -156,16 +149,16 @@ for (const dialect of DIALECTS) {
       const { app, owner, file } = await setup(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { password: 'right one' })).body.data.shareLink);
       const info = `/api/files/shared/${hash}`;
-      for (let i = 0; i < 10; i++) assertErrorBody(await publicPost(app, info, { password: `guess ${i}` }, '192.0.2.1'), 403, 'INVALID_PASSWORD');
+      for (let i = 0; i < 10; i++) assertError(await publicPost(app, info, { password: `guess ${i}` }, '192.0.2.1'), 403, 'INVALID_PASSWORD');
       const blocked = await publicPost(app, info, { password: 'right one' }, '192.0.2.1');
-      assertErrorBody(blocked, 429, 'RATE_LIMITED');
+      assertError(blocked, 429, 'RATE_LIMITED');
       assert.ok(Number(blocked.headers['retry-after']) > 0);
       // Another visitor of the same link is not affected.
       assert.equal((await publicPost(app, info, { password: 'right one' }, '192.0.2.2')).status, 200);
       // Wrong keys count too.
       const dl = `/api/files/download/public/${hash}`;
-      for (let i = 0; i < 10; i++) assertErrorBody(await publicPost(app, dl, { password: 'right one', encryptionKey: randomBytes(32).toString('base64url') }, '192.0.2.3'), 403, 'INVALID_ENCRYPTION_KEY');
-      assertErrorBody(await publicPost(app, dl, { password: 'right one', encryptionKey: key }, '192.0.2.3'), 429, 'RATE_LIMITED');
+      for (let i = 0; i < 10; i++) assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: randomBytes(32).toString('base64url') }, '192.0.2.3'), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: key }, '192.0.2.3'), 429, 'RATE_LIMITED');
       assert.equal((await publicPost(app, dl, { password: 'right one', encryptionKey: key }, '192.0.2.4')).status, 200);
     });
 
@@ -175,7 +168,7 @@ for (const dialect of DIALECTS) {
       const sub = await makeFolder(owner, 'Inner', shared);
       const top = await putFile(app, owner, shared, 'top.txt', 'top file');
       const deep = await putFile(app, owner, sub, 'deep.txt', 'deep file');
-      assertErrorBody(await owner.api.post(`/api/folders/share/${root}`, {}), 400, 'ROOT_FOLDER_READONLY');
+      assertError(await owner.api.post(`/api/folders/share/${root}`, {}), 400, 'ROOT_FOLDER_READONLY');
       const created = await owner.api.post(`/api/folders/share/${shared}`, { maxAccess: 2 });
       assert.equal(created.status, 201);
       const { hash, key } = splitLink(created.body.data.shareLink);
@@ -194,14 +187,14 @@ for (const dialect of DIALECTS) {
       const dl = `/api/files/download/public/${hash}`;
       assert.equal((await publicPost(app, dl, { encryptionKey: key, hashName: deep.hashName })).raw.toString(), 'deep file');
       assert.equal((await publicPost(app, dl, { encryptionKey: key, hashName: top.hashName })).raw.toString(), 'top file');
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: key, hashName: outside.hashName }), 404, 'FILE_NOT_FOUND');
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: key }), 400, 'VALIDATION_FAILED');
-      assertErrorBody(await publicPost(app, dl, { encryptionKey: randomBytes(32).toString('base64url'), hashName: top.hashName }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(await publicPost(app, dl, { encryptionKey: key, hashName: outside.hashName }), 404, 'FILE_NOT_FOUND');
+      assertError(await publicPost(app, dl, { encryptionKey: key }), 400, 'VALIDATION_FAILED');
+      assertError(await publicPost(app, dl, { encryptionKey: randomBytes(32).toString('base64url'), hashName: top.hashName }), 403, 'INVALID_ENCRYPTION_KEY');
       // Downloads did not count; opens do.
       assert.equal((await publicPost(app, `/api/folders/shared/${hash}`, {})).status, 200);
-      assertErrorBody(await publicPost(app, `/api/folders/shared/${hash}`, {}), 410, 'LINK_EXHAUSTED');
+      assertError(await publicPost(app, `/api/folders/shared/${hash}`, {}), 410, 'LINK_EXHAUSTED');
       // A folder link is not a file link.
-      assertErrorBody(await publicPost(app, `/api/files/shared/${hash}`, {}), 404, 'LINK_NOT_FOUND');
+      assertError(await publicPost(app, `/api/files/shared/${hash}`, {}), 404, 'LINK_NOT_FOUND');
     });
 
     it('the sealed route returns the ciphertext and a key chain that opens only with the link key', async (t) => {

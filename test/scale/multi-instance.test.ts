@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { DIALECTS, PG_URL, databaseUrlFor, newSchemaName } from '../helper.js';
 import { http, startInstance, type Instance } from '../support/instances.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
+import { eventually } from '../support/wait.js';
 
 /**
  * Scale-out (issue 8): three real server processes on their own ports and data folders, over one
@@ -183,13 +183,10 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
     const collectedBefore = collectedSoFar();
     // Hard deletes, spread over the instances; the three collectors (every second) race for the blobs.
     await Promise.all(doomed.map((f, i) => http(pick(i).url, 'DELETE', `/api/files/delete/${f.id}?trash=hard`, { token }).then((r) => assert.equal(r.status, 200))));
-    const deadline = Date.now() + 20_000;
-    for (;;) {
+    await eventually(async () => {
       const left = await database.db.selectFrom('blobs').select('id').where('id', 'in', doomedBlobs).execute();
-      if (left.length === 0) break;
-      assert.ok(Date.now() < deadline, `${left.length} orphaned blobs still not collected`);
-      await sleep(200);
-    }
+      assert.equal(left.length, 0, `${left.length} orphaned blobs still not collected`);
+    }, 20_000);
     const objects = new Set(await s3.listKeys(bucket));
     for (const id of doomedBlobs) assert.ok(!objects.has(id), `orphan ${id} still in the bucket`);
     for (const id of keptBlobs) assert.ok(objects.has(id), `referenced blob ${id} was deleted`);

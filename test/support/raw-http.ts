@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import { listFiles } from './disk.js';
 import type { Config } from '../../src/config.js';
 
 /** Listens on a free port of 127.0.0.1; returns the port. */
@@ -98,11 +98,6 @@ export async function connect(port: number): Promise<RawConnection> {
   };
 }
 
-/** Every regular file under `dir`, recursively. */
-function listFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-}
 
 /** The temp files of uploads in progress (`<data>/blobs/tmp/*.part`) and their total size. */
 export function tempFiles(config: Config): { files: string[]; bytes: number } {
@@ -111,15 +106,3 @@ export function tempFiles(config: Config): { files: string[]; bytes: number } {
   return { files, bytes };
 }
 
-/** Retries `check` until it passes or `ms` have passed (then its last error is thrown). */
-export async function eventually<T>(check: () => Promise<T> | T, ms = 3000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await sleep(40);
-    }
-  }
-}

@@ -50,7 +50,7 @@ export function assertFields(value: unknown, table: Record<string, FieldType>, w
   }
 }
 
-/** Asserts the response envelope of API.md §1 around `data`. */
+/** Asserts the response envelope around `data`: {status, message, data}. */
 export function assertEnvelope(body: any, status: number): void {
   assertFieldType(body, 'object', 'body');
   assert.equal(body.status, status, 'status mirrors the HTTP status');
@@ -58,11 +58,3 @@ export function assertEnvelope(body: any, status: number): void {
   assert.ok(Object.hasOwn(body, 'data'), 'the envelope has data');
 }
 
-/** Asserts the error envelope with its catalog code. */
-export function assertErrorBody(res: { status: number; body: any }, status: number, code: string): void {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.equal(res.body?.status, status);
-  assert.equal(res.body?.code, code, JSON.stringify(res.body));
-  assert.equal(res.body?.data, null);
-  assert.equal(typeof res.body?.message, 'string');
-}

@@ -72,7 +72,7 @@ function screenshots(prefix: string) {
 }
 
 /** The real server on a free port (its public URL, for share links, on that port) and a browser. */
-async function start(t: TestContext, dialect: DialectName, config: Partial<Config> = {}): Promise<{ browser: Browser; base: string } | null> {
+async function startServer(t: TestContext, dialect: DialectName, config: Partial<Config> = {}): Promise<{ browser: Browser; base: string } | null> {
   const browser = await launch(t);
   if (!browser) return null;
   const root = await buildOnce();
@@ -87,7 +87,7 @@ for (const dialect of DIALECTS) {
   describe(`web application in Chromium [${dialect}]`, () => {
     it('signs up, manages files, shares a link decrypted in the browser, and grants view-only access', async (t) => {
       // A small quota, so that the two uploads leave little room and the storage bar warns.
-      const started = await start(t, dialect, { defaultQuotaBytes: 160_000 });
+      const started = await startServer(t, dialect, { defaultQuotaBytes: 160_000 });
       if (!started) return;
       const { browser, base } = started;
       const screenshot = screenshots(`web-${dialect}`);
@@ -296,7 +296,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('moves, copies, versions, sets visibility, edits and revokes links, deletes for good and switches buckets', async (t) => {
-      const started = await start(t, dialect);
+      const started = await startServer(t, dialect);
       if (!started) return;
       const { browser, base } = started;
       const violations: string[] = [];

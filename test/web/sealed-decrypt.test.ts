@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { DamagedContentError, WrongKeyError, chainFromHeaders, decryptStream, unwrapChain } from '../../web/src/crypto/sealed.js';
 import { DIALECTS, build, signUp } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
+import { splitLink } from '../support/links.js';
 
 // The browser's decryptor (web/src/crypto/sealed.ts), run here on Node's WebCrypto, against the
 // ciphertext and key chain the server's sealed route sends: the two must agree byte for byte.
@@ -16,7 +17,7 @@ async function sealedDownload(app: FastifyInstance, sharedHash: string, body: ob
 }
 
 /** Decrypts `bytes` fed in chunks of `chunk` bytes, as a network stream would deliver them. */
-async function decrypt(linkKey: string, headers: Headers, bytes: Uint8Array, chunk = 7000): Promise<Buffer> {
+async function decryptSealed(linkKey: string, headers: Headers, bytes: Uint8Array, chunk = 7000): Promise<Buffer> {
   const { chain, ids } = chainFromHeaders(headers);
   const key = await unwrapChain(linkKey, chain, ids);
   const stream = new ReadableStream<Uint8Array>({
@@ -30,12 +31,6 @@ async function decrypt(linkKey: string, headers: Headers, bytes: Uint8Array, chu
     parts.push(p);
   });
   return Buffer.concat(parts);
-}
-
-function splitLink(shareLink: string) {
-  const m = /\/s\/([A-Za-z0-9_-]+)#([A-Za-z0-9_-]{43})$/.exec(shareLink);
-  assert.ok(m, shareLink);
-  return { hash: m[1], key: m[2] };
 }
 
 for (const dialect of DIALECTS) {
@@ -60,7 +55,7 @@ for (const dialect of DIALECTS) {
         const { headers, bytes } = await sealedDownload(app, hash);
         for (const chunk of [1, 16, 7000, SEG + 16, 1 << 20]) {
           if (chunk === 1 && size >= SEG) continue; // byte by byte on big files is just slow
-          const plain = await decrypt(key, headers, bytes, chunk);
+          const plain = await decryptSealed(key, headers, bytes, chunk);
           assert.ok(plain.equals(data), `size ${size}, chunks of ${chunk}`);
         }
       }
@@ -78,7 +73,7 @@ for (const dialect of DIALECTS) {
       const { hash, key } = splitLink(link.body.data.shareLink);
       const { headers, bytes } = await sealedDownload(app, hash, { hashName: file.hashName });
       assert.equal(chainFromHeaders(headers).chain.length, 4, 'link → folder, subfolder, file, data key');
-      assert.ok((await decrypt(key, headers, bytes)).equals(data));
+      assert.ok((await decryptSealed(key, headers, bytes)).equals(data));
 
       const otherKey = randomBytes(32).toString('base64url');
       // The folder's page checks the key with the first wrap before any download.
@@ -87,18 +82,18 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([check.wrapped, check.id], [chainFromHeaders(headers).chain[0], chainFromHeaders(headers).ids[0]]);
       await unwrapChain(key, [check.wrapped], [check.id]);
       await assert.rejects(unwrapChain(otherKey, [check.wrapped], [check.id]), WrongKeyError);
-      await assert.rejects(decrypt(otherKey, headers, bytes), WrongKeyError);
-      await assert.rejects(decrypt('short', headers, bytes), WrongKeyError);
+      await assert.rejects(decryptSealed(otherKey, headers, bytes), WrongKeyError);
+      await assert.rejects(decryptSealed('short', headers, bytes), WrongKeyError);
 
       const flipped = bytes.slice();
       flipped[100] ^= 1;
-      await assert.rejects(decrypt(key, headers, flipped), DamagedContentError);
-      await assert.rejects(decrypt(key, headers, bytes.slice(0, bytes.length - 1)), DamagedContentError);
+      await assert.rejects(decryptSealed(key, headers, flipped), DamagedContentError);
+      await assert.rejects(decryptSealed(key, headers, bytes.slice(0, bytes.length - 1)), DamagedContentError);
       // Cut at a segment edge: the last whole segment was not sealed as the final one.
-      await assert.rejects(decrypt(key, headers, bytes.slice(0, 16 + 2 * (65536 + 16))), DamagedContentError);
+      await assert.rejects(decryptSealed(key, headers, bytes.slice(0, 16 + 2 * (65536 + 16))), DamagedContentError);
       const header = bytes.slice();
       header[12] ^= 1;
-      await assert.rejects(decrypt(key, headers, header), DamagedContentError);
+      await assert.rejects(decryptSealed(key, headers, header), DamagedContentError);
     });
   });
 }

@@ -1,25 +1,15 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { DIALECTS, build, signUp } from '../helper.js';
+import { fakeWebRoot } from '../support/web-root.js';
 
 // Issue 29 item 6: the web application keeps its bearer token in localStorage, so every HTML
 // document of its origin (the app's pages, the link page, the API reference, any error page)
 // must forbid framing and foreign or inline script.
 
 const HTML_LIKE = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml)/;
-
-function fakeWebRoot(): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-webroot-'));
-  fs.mkdirSync(path.join(root, 'assets'));
-  fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>Coffre</title><script type="module" src="/assets/app-X.js"></script>');
-  fs.writeFileSync(path.join(root, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
-  fs.writeFileSync(path.join(root, 'assets', 'app-X.js'), 'console.log(1)');
-  return root;
-}
 
 /** Every GET route the app registered, its parameters filled in, and paths nothing serves. */
 function urlsToVisit(app: FastifyInstance): string[] {

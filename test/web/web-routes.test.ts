@@ -1,20 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import { WEB_CSP } from '../../src/http/web.js';
 import { DIALECTS, build, client, signUp } from '../helper.js';
-
-/** A stand-in for a built dist/web: index.html, favicon and one asset. */
-function fakeWebRoot(): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-webroot-'));
-  fs.mkdirSync(path.join(root, 'assets'));
-  fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>Coffre</title><script type="module" src="/assets/app-X.js"></script>');
-  fs.writeFileSync(path.join(root, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
-  fs.writeFileSync(path.join(root, 'assets', 'app-X.js'), 'console.log(1)');
-  return root;
-}
+import { fakeWebRoot } from '../support/web-root.js';
 
 const dialect = DIALECTS[0];
 describe('web application routes', () => {
