@@ -14,9 +14,9 @@ test('the apps of this file run the node engine', async (t) => {
   assert.equal(native.app.cryptoEngine, 'native');
 });
 
-await import('../files/files-api.test.js');
-await import('../files/files-robustness.test.js');
-await import('../files/inline-blobs.test.js');
-await import('../files/no-plaintext-at-rest.test.js');
-await import('../links/links.test.js');
+await import('../modules/files/files-api.test.js');
+await import('../modules/files/files-robustness.test.js');
+await import('../modules/files/inline-blobs.test.js');
+await import('../modules/files/no-plaintext-at-rest.test.js');
+await import('../modules/links/links.test.js');
 await import('../web/sealed-decrypt.test.js');
