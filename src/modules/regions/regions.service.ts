@@ -37,7 +37,7 @@ export function locationView(row: LocationRow): LocationView {
 }
 
 /**
- * Regions and their locations, as seeded from `regions.data.json` at every start. Inactive ones
+ * Regions and their locations, as seeded from `src/db/regions.data.json` at every start. Inactive ones
  * are listed too (with `isActive: false`): existing datahubs may still live there.
  */
 export function regionService(ctx: AppContext) {
