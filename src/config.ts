@@ -218,7 +218,7 @@ const S3_PARAMS = ['endpoint', 'region', 'forcePathStyle', 'partSize', 'queueSiz
 const MiB = 1024 * 1024;
 
 /** Parses COFFRE_BLOB_STORE; a bad value adds one problem naming what is wrong and the expected form. */
-export function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
+function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
   if (raw === undefined || raw === '' || raw === 'fs') return { kind: 'fs' };
   const expected = 'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true (optional: partSize=BYTES, queueSize=N)';
   const bad = (why: string): BlobStoreConfig => {

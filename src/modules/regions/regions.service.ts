@@ -21,11 +21,11 @@ export interface LocationView {
   isActive: boolean;
 }
 
-export function regionView(row: RegionRow): RegionView {
+function regionView(row: RegionRow): RegionView {
   return { id: row.id, slug: row.slug, name: { en: row.name_en, fr: row.name_fr }, isActive: row.is_active === 1 };
 }
 
-export function locationView(row: LocationRow): LocationView {
+function locationView(row: LocationRow): LocationView {
   return {
     id: row.id,
     regionId: row.region_id,
