@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { InternalError } from '../errors.js';
 
 /**
  * The stored format of every blob (docs/storage-format.md): a 16-byte header, then the plaintext
@@ -21,10 +22,13 @@ export const DEFAULT_SEGMENT_LOG2 = 16; // 64 KiB
 const MIN_SEGMENT_LOG2 = 10;
 const MAX_SEGMENT_LOG2 = 24;
 
-/** Stored bytes that do not decode: a damaged header, a segment that does not authenticate, a wrong length. */
-export class CipherFormatError extends Error {
+/**
+ * Stored bytes that do not decode: a damaged header, a segment that does not authenticate, a
+ * wrong length. Found before any content left, it answers 500 CONTENT_INTEGRITY.
+ */
+export class CipherFormatError extends InternalError {
   constructor(message: string) {
-    super(message);
+    super('CONTENT_INTEGRITY', message);
     this.name = 'CipherFormatError';
   }
 }
