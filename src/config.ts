@@ -107,6 +107,7 @@ export const CONFIG_VARIABLES = [
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
 
+// AES-256, as crypto/key-wrap.ts's KEY_BYTES (which this file may not import).
 const MASTER_KEY_BYTES = 32;
 
 /** The master key from its text (COFFRE_MASTER_KEY, or the key file): 64 hex characters or base64 of 32 bytes. */
