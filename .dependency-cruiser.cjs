@@ -57,6 +57,66 @@ module.exports = {
         dependencyTypesNot: ['type-only'],
       },
     },
+    // The layers point one way: routes → services → repositories / content core / blobs → db.
+    // The rules below forbid the edges that went back up.
+    {
+      name: 'only-the-app-imports-modules',
+      severity: 'error',
+      comment:
+        'The feature modules (src/modules/) are the top of the service: only they, the app that ' +
+        'mounts their routes (app.ts), the jobs that schedule their work (jobs.ts) and the ' +
+        'programs that start it (server.ts, cli/) import them. The layers below (access, http, ' +
+        'db, crypto, content, blobs, lib, config.ts, context.ts, errors.ts) do not: where they need ' +
+        'something of a module, they declare an interface (context.ts: TokenLookup) or read through ' +
+        'a repository of their own (access/access.repository.ts).',
+      from: { path: '^src/', pathNot: '^src/(modules/|cli/|app[.]ts$|jobs[.]ts$|server[.]ts$)' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'db-is-the-bottom-layer',
+      severity: 'error',
+      comment:
+        'src/db/ (connections, migrations, reference data, query helpers) is what every layer stands ' +
+        'on: it imports nothing of the application but lib/, errors.ts and config.ts.',
+      from: { path: '^src/db/' },
+      to: { path: '^src/', pathNot: '^src/(db/|lib/|errors[.]ts$|config[.]ts$)' },
+    },
+    {
+      name: 'crypto-runs-no-sql',
+      severity: 'error',
+      comment:
+        'src/crypto/ (key wrapping, the keyring, the master key) is pure: it neither reaches the ' +
+        'database nor any other layer; the SQL that stores keys lives in a repository ' +
+        '(modules/buckets/buckets.repository.ts: rewrapBucketKeys), which calls into crypto.',
+      from: { path: '^src/crypto/' },
+      to: { path: '^src/', pathNot: '^src/(crypto/|lib/|errors[.]ts$|config[.]ts$)' },
+    },
+    {
+      // Same rule name: the second half of it, the database drivers and the query builder.
+      name: 'crypto-runs-no-sql',
+      severity: 'error',
+      comment: 'src/crypto/ runs no SQL: it imports neither the query builder nor a database driver.',
+      from: { path: '^src/crypto/' },
+      to: { path: '(^|/)node_modules/(kysely|pg|better-sqlite3)/' },
+    },
+    {
+      name: 'config-imports-nothing-of-the-app',
+      severity: 'error',
+      comment:
+        'src/config.ts is read by every layer, so it depends on none: the shapes it names (the S3 ' +
+        'location, the crypto engine choice, the master key text) are declared in it.',
+      from: { path: '^src/config[.]ts$' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'repositories-stay-below-services',
+      severity: 'error',
+      comment:
+        'A repository (*.repository.ts) reads and writes rows: it imports no service, no routes, ' +
+        'nothing of the HTTP layer and not the access policy, all of which are built on repositories.',
+      from: { path: '^src/.+[.]repository[.]ts$' },
+      to: { path: ['[.](service|routes)[.]ts$', '^src/http/', '^src/access/access[.]ts$'] },
+    },
     {
       name: 'no-unresolvable',
       severity: 'error',

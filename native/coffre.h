@@ -24,7 +24,7 @@ napi_value coded_error(napi_env env, const char *code, const char *message);
 napi_value system_error(napi_env env, int error_number, const char *syscall);
 
 /*
- * The stored format of a blob (src/crypto/segment-codecs.ts): a 16-byte header, the associated
+ * The stored format of a blob (src/content/format.ts, docs/storage-format.md): a 16-byte header, the associated
  * data of every segment, holding log2 of the segment size at byte 5 and the 7-byte nonce prefix
  * at byte 9; then segments, each sealed with AES-256-GCM and followed by its 16-byte tag.
  */

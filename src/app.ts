@@ -64,7 +64,7 @@ export interface AppDeps {
 }
 
 /** Secrets that must never reach a log line, wherever they appear. */
-export const REDACTED_LOG_PATHS = [
+const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'password',

@@ -1,9 +1,23 @@
 import path from 'node:path';
-import type { S3Location } from './blobs/s3/s3-blob-store.js';
-import { parseMasterKey } from './crypto/master-key.js';
-import type { CryptoEngineChoice } from './content/index.js';
+
+// The configuration imports nothing of the application (an import rule, .dependency-cruiser.cjs):
+// every layer may read it, so the shapes it names are declared here.
 
 export type RegistrationPolicy = 'open' | 'closed' | 'first-user';
+
+/** COFFRE_CRYPTO_ENGINE: `auto` takes `native` when the addon is built, else `node` (src/content/choose-engine.ts). */
+export type CryptoEngineChoice = 'auto' | 'native' | 'node';
+
+/** An S3-compatible bucket (and prefix in it) holding the blobs. */
+export interface S3Location {
+  bucket: string;
+  /** Prepended to every blob key, e.g. `coffre/` (empty: the bucket root). */
+  prefix: string;
+  /** Custom endpoint (MinIO, Ceph RGW, Garage, R2…); null: AWS S3 itself. */
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
+}
 
 /** Where encrypted blobs live: the data folder, or an S3-compatible bucket. */
 export type BlobStoreConfig =
@@ -92,6 +106,16 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
+
+// AES-256, as crypto/key-wrap.ts's KEY_BYTES (which this file may not import).
+const MASTER_KEY_BYTES = 32;
+
+/** The master key from its text (COFFRE_MASTER_KEY, or the key file): 64 hex characters or base64 of 32 bytes. */
+export function parseMasterKey(text: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== MASTER_KEY_BYTES) throw new Error('the master key must be 32 bytes: 64 hex characters or base64');
+  return key;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -195,7 +219,7 @@ const S3_PARAMS = ['endpoint', 'region', 'forcePathStyle', 'partSize', 'queueSiz
 const MiB = 1024 * 1024;
 
 /** Parses COFFRE_BLOB_STORE; a bad value adds one problem naming what is wrong and the expected form. */
-export function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
+function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
   if (raw === undefined || raw === '' || raw === 'fs') return { kind: 'fs' };
   const expected = 'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true (optional: partSize=BYTES, queueSize=N)';
   const bad = (why: string): BlobStoreConfig => {

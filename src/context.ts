@@ -3,7 +3,6 @@ import type { BlobStore } from './blobs/blob-store.js';
 import type { ContentStore } from './content/index.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { DatabaseHandle, Db } from './db/database.js';
-import type { TokenCache } from './modules/accounts/tokens.cache.js';
 
 /** What every module is built with: configuration and the open database. */
 export interface AppContext {
@@ -15,7 +14,31 @@ export interface AppContext {
   /** Stored content: the only way files, links and transports store and read bytes. */
   readonly content: ContentStore;
   /** Bearer tokens resolved to their users (kept in memory where revocations can be heard). */
-  readonly tokens: TokenCache;
+  readonly tokens: TokenLookup;
+}
+
+/** A bearer token that is live at the time asked, with its user. */
+export interface LiveToken {
+  tokenId: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  userId: string;
+  email: string;
+  name: string;
+}
+
+/**
+ * How authentication (src/http/auth.ts) resolves bearer tokens; the accounts module provides it
+ * (tokens.cache.ts), so that the HTTP layer and this context depend on no feature module.
+ */
+export interface TokenLookup {
+  /** The live token with this hash at `now`, with its user, or undefined. */
+  find(tokenHash: string, now: string): Promise<LiveToken | undefined>;
+  /** Records that the token was used at `now` (its last use, shown in the sessions list). */
+  touch(tokenId: string, now: string): Promise<void>;
+  /** This instance deleted the token: forget it at once (the notification follows later). */
+  forget(tokenId: string): void;
+  close(): Promise<void>;
 }
 
 /** The signed-in caller of a request, resolved from its bearer token. */

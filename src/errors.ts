@@ -1,7 +1,8 @@
 /**
  * The one catalog of error codes. Every 4xx/5xx the service sends carries one of these codes;
- * services throw `AppError`s naming a code, and the single error handler in `app.ts` turns them
- * into the envelope `{status, message, code, data: null}`.
+ * services throw `AppError`s naming a code, lower layers `InternalError`s for failures of the
+ * server's own, and the single error handler (src/http/error-handler.ts) turns them into the
+ * envelope `{status, message, code, data: null}`.
  */
 export const ERROR_CATALOG = {
   // Generic request problems
@@ -65,6 +66,7 @@ export const ERROR_CATALOG = {
   RETENTION_SHORTENING: { status: 409, message: 'A retention period can be extended, never shortened' },
   QUOTA_EXCEEDED: { status: 507, message: 'Your storage quota is full' },
   CONTENT_INTEGRITY: { status: 500, message: 'The stored content failed its integrity check' },
+  CONTENT_MISSING: { status: 500, message: 'The stored content is missing' },
 
   // Share links
   LINK_NOT_FOUND: { status: 404, message: 'Shared link not found' },
@@ -102,5 +104,20 @@ export class AppError extends Error {
     super(message ?? ERROR_CATALOG[code].message);
     this.name = 'AppError';
     this.status = ERROR_CATALOG[code].status;
+  }
+}
+
+/**
+ * A failure of the server's own that the catalog names (stored content damaged or lost): the
+ * client gets the code and the catalog's message, never this error's own message, which says
+ * what went wrong for the log only.
+ */
+export class InternalError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InternalError';
   }
 }

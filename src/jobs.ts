@@ -13,7 +13,7 @@ const STALE_UPLOAD_MS = 6 * 60 * 60 * 1000;
 // Throttle windows last minutes; a day-old counter can no longer refuse anything.
 const OLD_ATTEMPTS_MS = 24 * 60 * 60 * 1000;
 /** A link that expired or was revoked answers 410 for this long, then it is deleted (and answers 404). */
-export const CLOSED_LINK_KEPT_MS = 30 * DAY_MS;
+const CLOSED_LINK_KEPT_MS = 30 * DAY_MS;
 
 export interface RoundReport {
   /** Blobs deleted from the store. */

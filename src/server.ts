@@ -6,12 +6,13 @@ import { loadMasterKey } from './crypto/master-key.js';
 import { masterKeyOpens } from './crypto/rotate.js';
 import { prepareDatabase } from './db/prepare.js';
 import { closeGracefully } from './http/graceful-close.js';
+import { oldestBucketKey } from './modules/buckets/buckets.repository.js';
 
 /** Starts a listening server and wires graceful shutdown on SIGTERM/SIGINT. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const database = await prepareDatabase(config);
   const masterKey = loadMasterKey(config.masterKey, config.dataDir);
-  if (!(await masterKeyOpens(database, masterKey))) {
+  if (!masterKeyOpens(masterKey, await oldestBucketKey(database.db))) {
     await database.close();
     throw new ConfigError([
       'COFFRE_MASTER_KEY: the master key does not open the bucket keys in this database: every instance needs the same COFFRE_MASTER_KEY (after `coffre keys rotate`, the new one)',

@@ -2,10 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CATALOG } from '../src/errors.js';
+import { BlobNotFoundError } from '../src/blobs/blob-store.js';
+import { CipherFormatError } from '../src/content/index.js';
+import { ERROR_CATALOG, InternalError, type ErrorCode } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
 import { DIALECTS, build, client, signUp, type ApiResponse } from './helper.js';
+import { putFile, rootFolderId } from './support/files.js';
 import { assertError } from './support/errors.js';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
@@ -44,6 +48,19 @@ describe('error catalog (no database)', () => {
     assert.ok(used.size >= 20, `the scan found only ${used.size} codes: ${[...used.keys()].join(', ')}`);
     const unknown = [...used].filter(([code]) => !(code in ERROR_CATALOG)).map(([code, file]) => `${code} (${file})`);
     assert.deepEqual(unknown, [], 'codes raised in src/ but missing from ERROR_CATALOG');
+  });
+
+  it('names the internal failures the error handler answers: damaged content, lost content', () => {
+    const cases: [InternalError, ErrorCode][] = [
+      [new CipherFormatError('segment 3 does not authenticate'), 'CONTENT_INTEGRITY'],
+      [new BlobNotFoundError('blob-key'), 'CONTENT_MISSING'],
+    ];
+    for (const [error, code] of cases) {
+      assert.ok(error instanceof InternalError, error.name);
+      assert.equal(error.code, code);
+      assert.equal(ERROR_CATALOG[code].status, 500);
+      assert.notEqual(error.message, ERROR_CATALOG[code].message, 'its own message is the cause, for the log');
+    }
   });
 
   it('the scan recognises the multi-line form and rejects codes outside the catalog', () => {
@@ -150,6 +167,28 @@ for (const dialect of DIALECTS) {
       for (const leak of ['tokens', 'select', 'SQLITE', 'relation', 'stack', '.ts:', 'at ']) {
         assert.ok(!raw.toLowerCase().includes(leak.toLowerCase()), `the 500 body leaks "${leak}": ${raw}`);
       }
+    });
+
+    it('answers stored content that is gone with 500 CONTENT_MISSING, its cause in the log only', async (t) => {
+      const lines: string[] = [];
+      const logStream = new Writable({
+        write(chunk, _encoding, callback) {
+          lines.push(String(chunk));
+          callback();
+        },
+      });
+      // Never inline: the content goes to the blob store, whose files are then lost.
+      const { app, config } = await build(t, dialect, { config: { logLevel: 'error', inlineBlobBytes: 0 }, logStream });
+      const user = await signUp(app);
+      const file = await putFile(app, user, await rootFolderId(user), 'lost.txt', 'content whose blob goes missing');
+      fs.rmSync(path.join(config.dataDir, 'blobs'), { recursive: true, force: true });
+      const res = await user.api.get(`/api/files/download/${file.id}`);
+      assertError(res, 500, 'CONTENT_MISSING');
+      assert.equal(res.body.message, ERROR_CATALOG.CONTENT_MISSING.message);
+      const logged = lines.map((line) => JSON.parse(line)).find((line) => line.msg === ERROR_CATALOG.CONTENT_MISSING.message);
+      assert.ok(logged, `nothing logged about it: ${lines.join('')}`);
+      assert.equal(logged.err.type, 'BlobNotFoundError');
+      assert.ok(!JSON.stringify(res.body).includes(logged.err.message), 'the cause stays in the log');
     });
 
     it('every error response has exactly status, message, code, data (and details on validation)', async (t) => {

@@ -2,11 +2,16 @@ import type { Principal } from '../context.js';
 import type { DbOrTrx } from '../db/database.js';
 import type { BucketRow, DatahubRow, FileRow, FolderRow } from '../db/schema.js';
 import { AppError, type ErrorCode } from '../errors.js';
-import { findBucket } from '../modules/buckets/buckets.repository.js';
-import { findDatahub } from '../modules/datahubs/datahubs.repository.js';
-import { findFile } from '../modules/files/files.repository.js';
-import { findFolder, findFolderWithKeyChain, type KeyChain } from '../modules/folders/folders.repository.js';
-import { effectiveGrant, filesGrantedForDownload, grantsOnFolders, type GrantFlags } from '../modules/permissions/permissions.repository.js';
+import {
+  effectiveGrant,
+  filesGrantedForDownload,
+  findBucket,
+  findDatahub,
+  findFile,
+  findFolder,
+  grantsOnFolders,
+  type GrantFlags,
+} from './access.repository.js';
 
 /**
  * The one place that answers "may this principal do X to this item". Routes and services ask it
@@ -95,20 +100,13 @@ export async function loadFolderFor(
   folderId: string,
   action: Action,
   denied: ErrorCode = 'FOLDER_NOT_FOUND',
-  /** How the row is read: the folder repository's lookup, or a caller's batched one (same result). */
+  /** How the row is read: the access repository's lookup, or a caller's batched one (same result). */
   find: (db: DbOrTrx, folderId: string) => Promise<FolderRow | undefined> = findFolder,
 ): Promise<FolderRow> {
   const folder = await find(db, folderId);
   if (!folder) throw new AppError('FOLDER_NOT_FOUND');
   await assertFolderAccess(db, principal, folder, action, denied);
   return folder;
-}
-
-/** As loadFolderFor, with the folder's key chain read in the same statement (see findFolderWithKeyChain). */
-export async function loadFolderWithKeyChainFor(db: DbOrTrx, principal: Principal, folderId: string, action: Action): Promise<{ folder: FolderRow; chain: KeyChain }> {
-  const found = await findFolderWithKeyChain(db, folderId);
-  if (!found || !(await mayActOnFolder(db, principal, found.folder, action))) throw new AppError('FOLDER_NOT_FOUND');
-  return found;
 }
 
 /** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */

@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { InternalError } from '../errors.js';
 
 /** A byte range, both ends inclusive, like HTTP `Range`. */
 export interface ByteRange {
@@ -7,9 +8,10 @@ export interface ByteRange {
   end: number;
 }
 
-export class BlobNotFoundError extends Error {
+/** A blob the database refers to is not in the store (lost, or removed by hand): 500 CONTENT_MISSING when asked for. */
+export class BlobNotFoundError extends InternalError {
   constructor(key: string) {
-    super(`blob ${key} not found`);
+    super('CONTENT_MISSING', `blob ${key} not found`);
     this.name = 'BlobNotFoundError';
   }
 }

@@ -7,11 +7,12 @@ import { chooseEngine, createContentStore } from '../content/index.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { Keyring } from '../crypto/keyring.js';
 import { MASTER_KEY_FILE, loadMasterKey } from '../crypto/master-key.js';
-import { masterKeyOpens, rewrapBucketKeys, stageMasterKey } from '../crypto/rotate.js';
+import { masterKeyOpens, rewrapUnder, stageMasterKey } from '../crypto/rotate.js';
 import { KEY_BYTES } from '../crypto/key-wrap.js';
 import { prepareDatabase, prepareDatabaseWithReport } from '../db/prepare.js';
 import { AppError } from '../errors.js';
 import { accountService } from '../modules/accounts/accounts.service.js';
+import { oldestBucketKey, rewrapBucketKeys } from '../modules/buckets/buckets.repository.js';
 import { createTokenCache } from '../modules/accounts/tokens.cache.js';
 import { startServer } from '../server.js';
 
@@ -108,11 +109,11 @@ async function rotateKeys(out: string | undefined): Promise<string> {
   const newMaster = randomBytes(KEY_BYTES);
   const database = await prepareDatabase(config);
   try {
-    if (!(await masterKeyOpens(database, currentKey))) throw new UsageError('the current master key does not open the bucket keys in this database: nothing to rotate from');
+    if (!masterKeyOpens(currentKey, await oldestBucketKey(database.db))) throw new UsageError('the current master key does not open the bucket keys in this database: nothing to rotate from');
     const stage = stageMasterKey(newMaster, out ? { outFile: path.resolve(out) } : { dataDir: config.dataDir });
     let count: number;
     try {
-      count = await rewrapBucketKeys(database, current, newMaster);
+      count = await rewrapBucketKeys(database, (bucketId, wrapped) => rewrapUnder(current, newMaster, bucketId, wrapped));
     } catch (error) {
       fs.rmSync(stage.staged, { force: true });
       throw error;

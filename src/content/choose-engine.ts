@@ -1,4 +1,5 @@
-import type { CryptoEngine, CryptoEngineChoice } from './engine.js';
+import type { CryptoEngineChoice } from '../config.js';
+import type { CryptoEngine } from './engine.js';
 import { loadNativeAddon } from './native-addon.js';
 import { nativeEngine } from './native-engine.js';
 import { nodeEngine } from './node-engine.js';

@@ -1,12 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { BlobFile } from '../blobs/blob-store.js';
+import type { CryptoEngineChoice } from '../config.js';
 import type { DurableFiles } from '../blobs/fs/durable-files.js';
 import type { SegmentAead } from './aead.js';
 import type { SegmentRange, StreamHeader } from './format.js';
 
-/** COFFRE_CRYPTO_ENGINE: `auto` takes `native` when the addon is built, else `node`. */
-export type CryptoEngineChoice = 'auto' | 'native' | 'node';
 export type CryptoEngineName = Exclude<CryptoEngineChoice, 'auto'>;
 
 export interface SealIntoFileOptions {

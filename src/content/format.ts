@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { InternalError } from '../errors.js';
 
 /**
  * The stored format of every blob (docs/storage-format.md): a 16-byte header, then the plaintext
@@ -15,16 +16,19 @@ export const MAGIC = Buffer.from('CFRS', 'ascii');
 export const FORMAT_VERSION = 1;
 export const HEADER_BYTES = 16;
 export const TAG_BYTES = 16;
-export const NONCE_BYTES = 12;
-export const NONCE_PREFIX_BYTES = 7;
+const NONCE_BYTES = 12;
+const NONCE_PREFIX_BYTES = 7;
 export const DEFAULT_SEGMENT_LOG2 = 16; // 64 KiB
-export const MIN_SEGMENT_LOG2 = 10;
-export const MAX_SEGMENT_LOG2 = 24;
+const MIN_SEGMENT_LOG2 = 10;
+const MAX_SEGMENT_LOG2 = 24;
 
-/** Stored bytes that do not decode: a damaged header, a segment that does not authenticate, a wrong length. */
-export class CipherFormatError extends Error {
+/**
+ * Stored bytes that do not decode: a damaged header, a segment that does not authenticate, a
+ * wrong length. Found before any content left, it answers 500 CONTENT_INTEGRITY.
+ */
+export class CipherFormatError extends InternalError {
   constructor(message: string) {
-    super(message);
+    super('CONTENT_INTEGRITY', message);
     this.name = 'CipherFormatError';
   }
 }
@@ -114,12 +118,4 @@ export function segmentRange(plaintextSize: number, start: number, end: number, 
     length: end - start + 1,
     totalSegments,
   };
-}
-
-/** The segments of a whole stream of `plaintextSize` bytes (an empty one has one, with nothing to emit). */
-export function wholeRange(plaintextSize: number, segmentSize: number): SegmentRange {
-  if (plaintextSize === 0) {
-    return { firstSegment: 0, lastSegment: 0, storedStart: HEADER_BYTES, storedEnd: HEADER_BYTES + TAG_BYTES - 1, skip: 0, length: 0, totalSegments: 1 };
-  }
-  return segmentRange(plaintextSize, 0, plaintextSize - 1, segmentSize);
 }

@@ -6,5 +6,6 @@
 export { createContentStore, INLINE_BLOB_LIMIT } from './content-store.js';
 export type { ContentStore, KeyWrap, OpenedContent, SealedContent, SealedVersion, StoredContent, StoreOptions, UploadLimits, VersionContent } from './content-store.js';
 export { chooseEngine } from './choose-engine.js';
-export type { CryptoEngine, CryptoEngineChoice, CryptoEngineName } from './engine.js';
+export type { CryptoEngine, CryptoEngineName } from './engine.js';
+export type { CryptoEngineChoice } from '../config.js';
 export { CipherFormatError } from './format.js';

@@ -24,7 +24,7 @@ export interface NativeAddon {
 }
 
 /** Where scripts/build-native.mjs leaves the build, seen from src/content or dist/src/content; null when it is absent. */
-export function nativeBuildPath(): string | null {
+function nativeBuildPath(): string | null {
   for (const relative of ['../../native/build/Release/coffre_native.node', '../../../native/build/Release/coffre_native.node']) {
     const file = new URL(relative, import.meta.url).pathname;
     if (existsSync(file)) return file;

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { Writable, type Readable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobFile } from '../blobs/blob-store.js';
 import { nodeFsDurableFiles } from '../blobs/fs/durable-files.js';

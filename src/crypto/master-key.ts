@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseMasterKey } from '../config.js';
 import { KEY_BYTES } from './key-wrap.js';
 
 export const MASTER_KEY_FILE = 'master.key';
@@ -28,10 +29,4 @@ export function loadMasterKey(configured: string | null, dataDir: string): Buffe
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return parseMasterKey(fs.readFileSync(file, 'utf8').trim());
   }
-}
-
-export function parseMasterKey(text: string): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== KEY_BYTES) throw new Error('the master key must be 32 bytes: 64 hex characters or base64');
-  return key;
 }

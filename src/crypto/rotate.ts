@@ -1,35 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql } from 'kysely';
-import type { DatabaseHandle } from '../db/database.js';
 import { KeyUnwrapError, unwrapKey } from './key-wrap.js';
 import type { Keyring } from './keyring.js';
 import { MASTER_KEY_FILE } from './master-key.js';
 
 /**
- * Re-wraps every bucket key under `newMaster`, in one transaction; nothing below the bucket keys
- * changes (folder, file and data keys are wrapped by their parents, link keys by nobody here).
- * Returns how many buckets were re-wrapped. A bucket that already opens with the new key is left
- * as it is, so a rotation interrupted before its commit can simply be run again.
+ * The bucket key `wrapped` (of bucket `bucketId`) re-wrapped under `newMaster`, or null when it
+ * already opens with the new key, so that a rotation interrupted before its commit can simply be
+ * run again. Nothing below the bucket keys changes: folder, file and data keys are wrapped by
+ * their parents. The buckets repository's rewrapBucketKeys runs it over every bucket.
  */
-export async function rewrapBucketKeys(database: DatabaseHandle, current: Keyring, newMaster: Buffer): Promise<number> {
-  return database.db.transaction().execute(async (trx) => {
-    // PostgreSQL: no bucket is created or changed by a running instance while the keys turn over.
-    if (database.capabilities.rowLocks) await sql`lock table buckets in exclusive mode`.execute(trx);
-    let rewrapped = 0;
-    // SQLite takes its write lock at the first update: the second pass catches a bucket created
-    // by another process between the first read and that lock.
-    for (let pass = 0; pass < 2; pass++) {
-      const rows = await trx.selectFrom('buckets').select(['id', 'key_wrapped']).execute();
-      for (const row of rows) {
-        if (opensWith(newMaster, row.key_wrapped, row.id)) continue;
-        const wrapped = current.rewrapBucketKey(row.id, row.key_wrapped, newMaster);
-        await trx.updateTable('buckets').set({ key_wrapped: wrapped }).where('id', '=', row.id).execute();
-        rewrapped++;
-      }
-    }
-    return rewrapped;
-  });
+export function rewrapUnder(current: Keyring, newMaster: Buffer, bucketId: string, wrapped: string): string | null {
+  return opensWith(newMaster, wrapped, bucketId) ? null : current.rewrapBucketKey(bucketId, wrapped, newMaster);
 }
 
 function opensWith(master: Buffer, wrapped: string, bucketId: string): boolean {
@@ -63,11 +45,11 @@ export function stageMasterKey(newMaster: Buffer, target: { dataDir: string } | 
 }
 
 /**
- * Whether `masterKey` opens the database's bucket keys. An instance started without the
- * deployment's COFFRE_MASTER_KEY (say, one that generated its own into its data folder) would
- * otherwise answer 500 for every file another instance stored. An empty database takes any key.
+ * Whether `masterKey` opens the database's bucket keys, given one of them (the buckets
+ * repository's oldestBucketKey). An instance started without the deployment's COFFRE_MASTER_KEY
+ * (say, one that generated its own into its data folder) would otherwise answer 500 for every
+ * file another instance stored. An empty database (no bucket) takes any key.
  */
-export async function masterKeyOpens(database: DatabaseHandle, masterKey: Buffer): Promise<boolean> {
-  const bucket = await database.db.selectFrom('buckets').select(['id', 'key_wrapped']).orderBy('created_at').limit(1).executeTakeFirst();
+export function masterKeyOpens(masterKey: Buffer, bucket: { id: string; key_wrapped: string } | undefined): boolean {
   return !bucket || opensWith(masterKey, bucket.key_wrapped, bucket.id);
 }

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { seedRegions } from '../modules/regions/regions.repository.js';
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from './database.js';
 import { migrateToLatest } from './migrate.js';
+import { seedReferenceData } from './reference-data.js';
 
 /**
  * Opens the configured database, brings its schema up to date and seeds the shipped reference
@@ -19,7 +19,7 @@ export async function prepareDatabaseWithReport(
   });
   try {
     const applied = await migrateToLatest(database.db, database.schema);
-    await seedRegions(database.db);
+    await seedReferenceData(database.db);
     return { database, applied };
   } catch (error) {
     await database.close();

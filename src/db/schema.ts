@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
  * Row types of every table. Flags are 0/1 integers and timestamps ISO 8601 text, so one set of
@@ -253,12 +253,10 @@ export type FileRow = Selectable<FilesTable>;
 export type ShareLinkRow = Selectable<ShareLinksTable>;
 export type NewFile = Insertable<FilesTable>;
 export type FileVersionRow = Selectable<FileVersionsTable>;
-export type BlobRow = Selectable<BlobsTable>;
 export type TokenRow = Selectable<TokensTable>;
 export type DatahubRow = Selectable<DatahubsTable>;
 export type BucketRow = Selectable<BucketsTable>;
 export type FolderRow = Selectable<FoldersTable>;
 export type NewFolder = Insertable<FoldersTable>;
-export type FolderUpdate = Updateable<FoldersTable>;
 export type LocationRow = Selectable<LocationsTable>;
 export type RegionRow = Selectable<RegionsTable>;

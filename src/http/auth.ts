@@ -3,7 +3,6 @@ import type { AppContext, Principal } from '../context.js';
 import { AppError } from '../errors.js';
 import { hashToken } from '../lib/secrets.js';
 import { nowIso } from '../lib/time.js';
-import { touchToken } from '../modules/accounts/accounts.repository.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +27,7 @@ async function resolvePrincipal(ctx: AppContext, request: FastifyRequest): Promi
   const row = await ctx.tokens.find(hashToken(match[1]), now);
   if (!row) return null;
   if (!row.lastUsedAt || Date.parse(now) - Date.parse(row.lastUsedAt) > TOUCH_INTERVAL_MS) {
-    await touchToken(ctx.db, row.tokenId, now);
+    await ctx.tokens.touch(row.tokenId, now);
     // The token may be kept in memory: later requests see the touch without reading it again.
     row.lastUsedAt = now;
   }

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_CATALOG, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { CipherFormatError } from '../content/index.js';
+import { AppError, ERROR_CATALOG, InternalError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { ID_BODY } from '../lib/ids.js';
 
 function send(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetail[]) {
@@ -43,6 +42,13 @@ export function installErrorHandling(app: FastifyInstance): void {
       if (error.headers) reply.headers(error.headers);
       return send(reply, error.code, error.message, error.details);
     }
+    if (error instanceof InternalError) {
+      // A failure of the server's own that the catalog names (stored content damaged or lost),
+      // found before any content left: the operator reads the cause in the log, the client the
+      // catalog's code and message only.
+      request.log.error({ err: error }, ERROR_CATALOG[error.code].message);
+      return send(reply, error.code);
+    }
     if (error.validation) {
       const details = validationDetails(error);
       if (error.validationContext === 'params') return send(reply, 'INVALID_ID', 'A path parameter is malformed', details);
@@ -53,12 +59,6 @@ export function installErrorHandling(app: FastifyInstance): void {
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
     if (mapped) return send(reply, mapped);
     if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) return send(reply, 'INVALID_JSON');
-    if (error instanceof CipherFormatError) {
-      // Stored bytes that do not authenticate (damaged or tampered storage), found before any
-      // content left: nothing of them is sent, and the operator gets a code that says so.
-      request.log.error({ err: error }, 'stored content failed its integrity check');
-      return send(reply, 'CONTENT_INTEGRITY');
-    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');

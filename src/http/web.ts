@@ -22,7 +22,7 @@ export const WEB_CSP = [
 ].join('; ');
 
 /** The headers of every document the origin serves: it holds the web app's bearer token in localStorage. */
-export const PAGE_HEADERS = {
+const PAGE_HEADERS = {
   'content-security-policy': WEB_CSP,
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -45,7 +45,7 @@ export function addPageHeaders(scope: FastifyInstance): void {
 export const WEB_PAGES = ['/', '/login', '/signup', '/files', '/files/:folderId', '/shared', '/trash', '/s/:sharedHash'] as const;
 
 /** dist/web, wherever this module runs from: dist/src/http (built) or src/http (tsx). */
-export function findWebRoot(): string | null {
+function findWebRoot(): string | null {
   const here = path.dirname(fileURLToPath(import.meta.url));
   for (const candidate of [path.resolve(here, '../../web'), path.resolve(here, '../../dist/web')]) {
     if (fs.existsSync(path.join(candidate, 'index.html'))) return candidate;

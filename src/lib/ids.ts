@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
 /** Type prefixes of every id the service hands out (API.md §1). */
-export const ID_PREFIXES = ['usr', 'dhb', 'bkt', 'fld', 'fil', 'ver', 'lnk', 'tok', 'prm'] as const;
+const ID_PREFIXES = ['usr', 'dhb', 'bkt', 'fld', 'fil', 'ver', 'lnk', 'tok', 'prm'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 // Crockford base32 in lower case: no i, l, o, u, so ids read and dictate well.

@@ -1,12 +1,12 @@
 import { AppError } from '../errors.js';
 
-export const MAX_NAME_BYTES = 255;
+const MAX_NAME_BYTES = 255;
 
 /**
  * Returns the problem with an item name, or null when it is acceptable: 1–255 UTF-8 bytes,
  * no `/`, no NUL or other control characters, not `.` or `..` (API.md §3).
  */
-export function nameProblem(name: string): string | null {
+function nameProblem(name: string): string | null {
   if (name.length === 0) return 'must not be empty';
   if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) return `must be at most ${MAX_NAME_BYTES} bytes in UTF-8`;
   if (name.includes('/')) return 'must not contain "/"';

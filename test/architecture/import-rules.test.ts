@@ -32,6 +32,18 @@ const base: Record<string, string> = {
   'src/blobs/s3/s3-store.ts': 'export const s3Store = 1;\n',
   // Outside src/: not cruised, so its import of the native binding is nobody's business here.
   'test/helper.ts': "import { nativeAddon } from '../src/content/native-addon.js';\nexport const helper = nativeAddon;\n",
+  // The layers, bottom up: the query builder (a stand-in package), db, config, crypto, the
+  // access policy and its repository, then a module's repository, service and routes.
+  'node_modules/kysely/package.json': '{ "name": "kysely", "version": "0.0.0", "main": "index.js" }\n',
+  'node_modules/kysely/index.js': 'export const sql = 1;\n',
+  'src/db/database.ts': "import { sql } from 'kysely';\nexport const db = sql;\n",
+  'src/config.ts': 'export interface Config { port: number }\nexport const parseMasterKey = (text: string) => text;\n',
+  'src/crypto/master-key.ts': "import { parseMasterKey } from '../config.js';\nexport const loadMasterKey = parseMasterKey;\n",
+  'src/access/access.repository.ts': "import { db } from '../db/database.js';\nexport const findFolder = db;\n",
+  'src/access/access.ts': "import { findFolder } from './access.repository.js';\nexport const loadFolderFor = findFolder;\n",
+  'src/modules/folders/folders.repository.ts': "import { db } from '../../db/database.js';\nexport const findFolder = db;\n",
+  'src/modules/folders/folders.service.ts': "import { loadFolderFor } from '../../access/access.js';\nimport { findFolder } from './folders.repository.js';\nexport const folderService = [loadFolderFor, findFolder];\n",
+  'src/modules/folders/folders.routes.ts': "import { folderService } from './folders.service.js';\nexport const folderRoutes = folderService;\n",
 };
 
 /** An import that must be in the graph, resolved to `to`, and reported under none of the rules. */
@@ -54,6 +66,51 @@ const allowed: Record<string, { file: string; source: string; to: string }> = {
   'a module imports a type from blob-store.ts (inline type specifiers only)': {
     file: 'src/modules/files/uses-blob-store-inline-type.ts',
     source: "import { type BlobStore } from '../../blobs/blob-store.js';\nexport type X = BlobStore;\n",
+    to: 'src/blobs/blob-store.ts',
+  },
+  'the app mounts the routes of a module': {
+    file: 'src/app.ts',
+    source: "import { folderRoutes } from './modules/folders/folders.routes.js';\nexport const app = folderRoutes;\n",
+    to: 'src/modules/folders/folders.routes.ts',
+  },
+  'the background jobs call into a module': {
+    file: 'src/jobs.ts',
+    source: "import { folderService } from './modules/folders/folders.service.js';\nexport const jobs = folderService;\n",
+    to: 'src/modules/folders/folders.service.ts',
+  },
+  'the CLI calls into a module': {
+    file: 'src/cli/coffre.ts',
+    source: "import { findFolder } from '../modules/folders/folders.repository.js';\nexport const cli = findFolder;\n",
+    to: 'src/modules/folders/folders.repository.ts',
+  },
+  'a module repository runs crypto (the bucket keys)': {
+    file: 'src/modules/buckets/buckets.repository.ts',
+    source: "import { loadMasterKey } from '../../crypto/master-key.js';\nexport const rewrapBucketKeys = loadMasterKey;\n",
+    to: 'src/crypto/master-key.ts',
+  },
+  'the access policy reads through its own repository': {
+    file: 'src/access/uses-repository.ts',
+    source: "import { findFolder } from './access.repository.js';\nexport const x = findFolder;\n",
+    to: 'src/access/access.repository.ts',
+  },
+  'db imports the query builder': {
+    file: 'src/db/uses-kysely.ts',
+    source: "import { sql } from 'kysely';\nexport const x = sql;\n",
+    to: 'node_modules/kysely/index.js',
+  },
+  'db imports a type from the configuration': {
+    file: 'src/db/prepare.ts',
+    source: "import type { Config } from '../config.js';\nexport type X = Config;\n",
+    to: 'src/config.ts',
+  },
+  'crypto reads the configuration': {
+    file: 'src/crypto/uses-config.ts',
+    source: "import { parseMasterKey } from '../config.js';\nexport const x = parseMasterKey;\n",
+    to: 'src/config.ts',
+  },
+  'a layer below the modules imports types of the layers below it': {
+    file: 'src/http/uses-lower-types.ts',
+    source: "import type { Config } from '../config.js';\nimport type { BlobStore } from '../blobs/blob-store.js';\nexport interface Context { config: Config; blobs: BlobStore }\n",
     to: 'src/blobs/blob-store.ts',
   },
   'code outside src/modules/ imports a content internal': {
@@ -105,6 +162,8 @@ const forbidden: Record<string, Forbidden> = {
     source: "import { nativeAddon } from '../content/native-addon.js';\nexport const x = nativeAddon;\n",
     to: 'src/content/native-addon.ts',
     rule: 'native-binding-stays-in-core',
+    // Crypto reaches no other layer either.
+    alsoRules: ['crypto-runs-no-sql'],
   },
   'a blob store imports the native binding': {
     file: 'src/blobs/fs/uses-native.ts',
@@ -141,6 +200,98 @@ const forbidden: Record<string, Forbidden> = {
     source: "import { storeValue, type BlobStore } from '../../blobs/blob-store.js';\nexport const x: BlobStore = { size: storeValue };\n",
     to: 'src/blobs/blob-store.ts',
     rule: 'modules-do-not-reach-blob-stores',
+  },
+  'the access policy imports a module repository': {
+    file: 'src/access/uses-module.ts',
+    source: "import { findFolder } from '../modules/folders/folders.repository.js';\nexport const x = findFolder;\n",
+    to: 'src/modules/folders/folders.repository.ts',
+    rule: 'only-the-app-imports-modules',
+  },
+  'the HTTP layer imports a module repository': {
+    file: 'src/http/auth.ts',
+    source: "import { findFolder } from '../modules/folders/folders.repository.js';\nexport const x = findFolder;\n",
+    to: 'src/modules/folders/folders.repository.ts',
+    rule: 'only-the-app-imports-modules',
+  },
+  'the context imports a type from a module': {
+    file: 'src/context.ts',
+    source: "import type { folderService } from './modules/folders/folders.service.js';\nexport type X = typeof folderService;\n",
+    to: 'src/modules/folders/folders.service.ts',
+    rule: 'only-the-app-imports-modules',
+  },
+  'the content core imports a module': {
+    file: 'src/content/uses-module.ts',
+    source: "import { findFolder } from '../modules/folders/folders.repository.js';\nexport const x = findFolder;\n",
+    to: 'src/modules/folders/folders.repository.ts',
+    rule: 'only-the-app-imports-modules',
+  },
+  'db seeds from a module': {
+    file: 'src/db/seeds-from-module.ts',
+    source: "import { findFolder } from '../modules/folders/folders.repository.js';\nexport const x = findFolder;\n",
+    to: 'src/modules/folders/folders.repository.ts',
+    rule: 'db-is-the-bottom-layer',
+    alsoRules: ['only-the-app-imports-modules'],
+  },
+  'db imports the access policy': {
+    file: 'src/db/uses-access.ts',
+    source: "import { loadFolderFor } from '../access/access.js';\nexport const x = loadFolderFor;\n",
+    to: 'src/access/access.ts',
+    rule: 'db-is-the-bottom-layer',
+  },
+  'db imports the content core': {
+    file: 'src/db/uses-content.ts',
+    source: "import { format } from '../content/index.js';\nexport const x = format;\n",
+    to: 'src/content/index.ts',
+    rule: 'db-is-the-bottom-layer',
+  },
+  'crypto imports a type of the database layer': {
+    file: 'src/crypto/rotate.ts',
+    source: "import type { db } from '../db/database.js';\nexport type X = typeof db;\n",
+    to: 'src/db/database.ts',
+    rule: 'crypto-runs-no-sql',
+  },
+  'crypto imports the query builder': {
+    file: 'src/crypto/uses-kysely.ts',
+    source: "import { sql } from 'kysely';\nexport const x = sql;\n",
+    to: 'node_modules/kysely/index.js',
+    rule: 'crypto-runs-no-sql',
+  },
+  'crypto imports a blob store': {
+    file: 'src/crypto/uses-blobs.ts',
+    source: "import { fsStore } from '../blobs/fs/fs-store.js';\nexport const x = fsStore;\n",
+    to: 'src/blobs/fs/fs-store.ts',
+    rule: 'crypto-runs-no-sql',
+  },
+  'config imports crypto': {
+    // Replaces the tree's config.ts: what it exports, and the forbidden import.
+    file: 'src/config.ts',
+    source: `${base['src/config.ts']}import { loadMasterKey } from './crypto/master-key.js';\nexport const x = loadMasterKey;\n`,
+    to: 'src/crypto/master-key.ts',
+    rule: 'config-imports-nothing-of-the-app',
+  },
+  'a repository imports a service': {
+    file: 'src/modules/folders/uses-service.repository.ts',
+    source: "import { folderService } from './folders.service.js';\nexport const x = folderService;\n",
+    to: 'src/modules/folders/folders.service.ts',
+    rule: 'repositories-stay-below-services',
+  },
+  'a repository imports routes': {
+    file: 'src/modules/folders/uses-routes.repository.ts',
+    source: "import { folderRoutes } from './folders.routes.js';\nexport const x = folderRoutes;\n",
+    to: 'src/modules/folders/folders.routes.ts',
+    rule: 'repositories-stay-below-services',
+  },
+  'a repository imports the access policy': {
+    file: 'src/modules/files/files.repository.ts',
+    source: "import { loadFolderFor } from '../../access/access.js';\nexport const x = loadFolderFor;\n",
+    to: 'src/access/access.ts',
+    rule: 'repositories-stay-below-services',
+  },
+  'the access repository imports the HTTP layer': {
+    file: 'src/access/uses-http.repository.ts',
+    source: "import { x as auth } from '../http/uses-format.js';\nexport const x = auth;\n",
+    to: 'src/http/uses-format.ts',
+    rule: 'repositories-stay-below-services',
   },
   'src/ imports a file that does not exist': {
     file: 'src/lib/unresolvable.ts',

@@ -265,7 +265,7 @@ function runCodec(codec: SegmentCodec, chunks: Buffer[]): Buffer {
   return Buffer.concat(out);
 }
 
-describe('storage-format vectors: format arithmetic (segment-codecs.ts)', () => {
+describe('storage-format vectors: format arithmetic (format.ts)', () => {
   for (const s of streams) {
     test(`${s.v.name}: sizes and range mapping`, () => {
       assert.equal(sealedSize(s.plaintext.length, s.segmentSize), s.stored.length, 'sealedSize');

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { buildApp } from '../../src/app.js';
 import { Keyring } from '../../src/crypto/keyring.js';
-import { parseMasterKey } from '../../src/crypto/master-key.js';
+import { parseMasterKey } from '../../src/config.js';
 import { DIALECTS, build, client, databaseUrlFor, signUp } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
 

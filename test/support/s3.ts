@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import type { S3Location } from '../../src/blobs/s3/s3-blob-store.js';
+import type { S3Location } from '../../src/config.js';
 
 // The SDK warns once per process that its releases after January 2027 need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -12,17 +12,9 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { BlobNotFoundError, NotLocalFilesError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
 import type { FileHandle } from 'node:fs/promises';
+import type { S3Location } from '../../config.js';
 
 /** Where the S3 store keeps its objects: `s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true`. */
-export interface S3Location {
-  bucket: string;
-  /** Prepended to every blob key, e.g. `coffre/` (empty: the bucket root). */
-  prefix: string;
-  /** Custom endpoint (MinIO, Ceph RGW, Garage, R2…); null: AWS S3 itself. */
-  endpoint: string | null;
-  region: string;
-  forcePathStyle: boolean;
-}
 
 export interface S3BlobStoreOptions {
   /** Bytes of one multipart part (S3's minimum is 5 MiB). */

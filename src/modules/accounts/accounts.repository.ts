@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { LiveToken } from '../../context.js';
 import type { DbOrTrx } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared-query.js';
 import type { NewUser, TokenRow, UserRow } from '../../db/schema.js';
@@ -64,10 +65,8 @@ const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', p.now)])),
 );
 
-/** A token that is live at the time asked, with its user. */
-export type LiveToken = NonNullable<Awaited<ReturnType<typeof findLiveToken>>>;
-
-export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string) {
+/** The token with this hash that is live at `now`, with its user. */
+export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string): Promise<LiveToken | undefined> {
   return liveToken.takeFirst(db, { tokenHash, now });
 }
 

@@ -41,12 +41,12 @@ export interface ClientInfo {
   userAgent?: string;
 }
 
-export const DEFAULT_DATAHUB_NAME = 'My datahub';
+const DEFAULT_DATAHUB_NAME = 'My datahub';
 export const DEFAULT_BUCKET_NAME = 'default';
 
 const FIRST_USER_TAKEN = 'Registration is closed: this server already has its first user';
 
-export function normalizeEmail(email: string): string {
+function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
@@ -258,5 +258,3 @@ export function accountService(ctx: AppContext) {
 
   return { createUser, register, registration, login, logout, me, createPersonalToken, listPersonalTokens, revokeToken, lookup, setQuota };
 }
-
-export type AccountService = ReturnType<typeof accountService>;

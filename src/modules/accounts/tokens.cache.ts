@@ -1,17 +1,23 @@
+import type { LiveToken, TokenLookup } from '../../context.js';
 import type { DatabaseHandle } from '../../db/database.js';
 import { TOKEN_REVOKED_CHANNEL } from '../../db/migrations/006-token-revocations.js';
 import type { Subscription } from '../../db/notifications.js';
-import { findLiveToken, type LiveToken } from './accounts.repository.js';
+import { findLiveToken, touchToken } from './accounts.repository.js';
 
 /** Tokens kept at most: one per active session; beyond it the oldest resolved go first. */
 const MAX_ENTRIES = 10_000;
 /** A kept token is read again after this long, should a notification ever go unheard. */
 const MAX_AGE_MS = 60_000;
 
+interface Entry {
+  token: LiveToken;
+  keptAt: number;
+}
+
 /**
- * Bearer tokens resolved to their user. Every authenticated request starts here: over
- * PostgreSQL that lookup is a round trip of its own, about a third of the cost of a metadata
- * request, and on SQLite about a tenth of a folder details request's CPU. An instance keeps the
+ * Bearer tokens resolved to their user (the context's TokenLookup). Every authenticated request
+ * starts here: over PostgreSQL that lookup is a round trip of its own, about a third of the cost
+ * of a metadata request, and on SQLite about a tenth of a folder details request's CPU. An instance keeps the
  * tokens it resolved and forgets one as soon as the database announces that it was deleted or
  * altered (migration 006's trigger on PostgreSQL, temporary triggers on SQLite, heard through
  * `database.listen`). While that announcement cannot be heard (not yet listening, connection
@@ -19,20 +25,7 @@ const MAX_AGE_MS = 60_000;
  * so a revoked token never outlives its revocation by more than the notification's delivery.
  * Without `listen` every lookup reads the database.
  */
-export interface TokenCache {
-  /** The live token with this hash at `now`, with its user, or undefined. */
-  find(tokenHash: string, now: string): Promise<LiveToken | undefined>;
-  /** This instance deleted the token: forget it at once (the notification follows later). */
-  forget(tokenId: string): void;
-  close(): Promise<void>;
-}
-
-interface Entry {
-  token: LiveToken;
-  keptAt: number;
-}
-
-export function createTokenCache(database: DatabaseHandle): TokenCache {
+export function createTokenCache(database: DatabaseHandle): TokenLookup {
   const entries = new Map<string, Entry>();
   const hashById = new Map<string, string>();
   let subscription: Subscription | undefined;
@@ -78,6 +71,7 @@ export function createTokenCache(database: DatabaseHandle): TokenCache {
       if (token && subscription.live && generation === before) keep(tokenHash, token);
       return token;
     },
+    touch: (tokenId, now) => touchToken(database.db, tokenId, now),
     forget,
     async close() {
       await subscription?.close();

@@ -11,7 +11,7 @@ const MiB = 1024 * 1024;
 const MIN_STEP = 1 * MiB;
 const MAX_STEP = 64 * MiB;
 /** A hold's lease, renewed at half while its bytes flow: the upkeep clears one that ran out (its instance crashed). */
-export const HOLD_LEASE_MS = 10 * 60 * 1000;
+const HOLD_LEASE_MS = 10 * 60 * 1000;
 
 type HoldConfig = Pick<Config, 'defaultQuotaBytes' | 'maxUploadBytes'>;
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../../db/database.js';
+import type { DatabaseHandle, DbOrTrx } from '../../db/database.js';
 import type { BucketRow } from '../../db/schema.js';
 import { newChildKey, type Keyring } from '../../crypto/keyring.js';
 import { newId, randomToken } from '../../lib/ids.js';
@@ -107,4 +107,33 @@ export async function bucketHasContent(db: DbOrTrx, bucketId: string): Promise<b
 export async function deleteEmptyBucket(db: DbOrTrx, bucketId: string): Promise<void> {
   await db.deleteFrom('folders').where('bucket_id', '=', bucketId).execute();
   await db.deleteFrom('buckets').where('id', '=', bucketId).execute();
+}
+
+/**
+ * Re-wraps every bucket key with `rewrap` (null: leave that key as it is), in one transaction;
+ * returns how many changed. `coffre keys rotate` runs it with crypto/rotate.ts's rewrapUnder.
+ */
+export async function rewrapBucketKeys(database: DatabaseHandle, rewrap: (bucketId: string, wrapped: string) => string | null): Promise<number> {
+  return database.db.transaction().execute(async (trx) => {
+    // PostgreSQL: no bucket is created or changed by a running instance while the keys turn over.
+    if (database.capabilities.rowLocks) await sql`lock table buckets in exclusive mode`.execute(trx);
+    let rewrapped = 0;
+    // SQLite takes its write lock at the first update: the second pass catches a bucket created
+    // by another process between the first read and that lock.
+    for (let pass = 0; pass < 2; pass++) {
+      const rows = await trx.selectFrom('buckets').select(['id', 'key_wrapped']).execute();
+      for (const row of rows) {
+        const wrapped = rewrap(row.id, row.key_wrapped);
+        if (wrapped === null) continue;
+        await trx.updateTable('buckets').set({ key_wrapped: wrapped }).where('id', '=', row.id).execute();
+        rewrapped++;
+      }
+    }
+    return rewrapped;
+  });
+}
+
+/** The oldest bucket's id and wrapped key (any one tells whether a master key opens them), or undefined when there is none. */
+export function oldestBucketKey(db: DbOrTrx): Promise<Pick<BucketRow, 'id' | 'key_wrapped'> | undefined> {
+  return db.selectFrom('buckets').select(['id', 'key_wrapped']).orderBy('created_at').limit(1).executeTakeFirst();
 }

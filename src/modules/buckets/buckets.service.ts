@@ -109,5 +109,3 @@ export function bucketService(ctx: AppContext) {
 function bucketNameConflict(name: string): AppError {
   return new AppError('NAME_CONFLICT', `You already have a bucket named "${name}"`, [{ field: 'name', problem: 'is taken by another of your buckets' }]);
 }
-
-export type BucketService = ReturnType<typeof bucketService>;

@@ -5,10 +5,6 @@ import type { BucketRow, DatahubRow } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { insertBucketWithRoot } from '../buckets/buckets.repository.js';
 
-export async function insertDatahub(db: DbOrTrx, datahub: DatahubRow): Promise<void> {
-  await db.insertInto('datahubs').values(datahub).execute();
-}
-
 /**
  * A datahub with its first bucket and that bucket's root folder, in the caller's transaction: what
  * sign-up gives a new account and what `PUT /datahub/create` makes.
@@ -19,13 +15,9 @@ export async function insertDatahubWithBucket(
   input: { ownerId: string; name: string; locationId: number; bucketName: string; now: string },
 ): Promise<{ datahub: DatahubRow; bucket: BucketRow }> {
   const datahub: DatahubRow = { id: newId('dhb'), owner_id: input.ownerId, name: input.name, location_id: input.locationId, created_at: input.now, updated_at: input.now };
-  await insertDatahub(db, datahub);
+  await db.insertInto('datahubs').values(datahub).execute();
   const bucket = await insertBucketWithRoot(db, keyring, { ownerId: input.ownerId, datahubId: datahub.id, name: input.bucketName, now: input.now });
   return { datahub, bucket };
-}
-
-export function findDatahub(db: DbOrTrx, datahubId: string): Promise<DatahubRow | undefined> {
-  return db.selectFrom('datahubs').selectAll().where('id', '=', datahubId).executeTakeFirst();
 }
 
 const withLocation = (db: DbOrTrx) =>

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { assertSameOwner, loadFileFor, loadFolderFor, loadFolderWithKeyChainFor, mayActOnFile, mayActOnFolder, mayDownloadIn, visibleParentId, type Action } from '../../access/access.js';
+import { assertSameOwner, loadFileFor, loadFolderFor, mayActOnFile, mayActOnFolder, mayDownloadIn, visibleParentId, type Action } from '../../access/access.js';
 import { adjustBlobRefs } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
 import { newChildKey, openChildKey, rewrapChildKey } from '../../crypto/keyring.js';
@@ -18,7 +18,7 @@ import { releaseBytes } from '../accounts/accounts.repository.js';
 import { reserveQuota } from '../accounts/quota.js';
 import { deleteHolds, restoreHolds, UploadHold } from '../accounts/upload-holds.js';
 import { findBucket } from '../buckets/buckets.repository.js';
-import { folderKey, unwrapKeyChain } from '../folders/folders.keys.js';
+import { folderKey, loadFolderWithKeyChainFor, unwrapKeyChain } from '../folders/folders.keys.js';
 import { assertNameFree, freeItemName } from '../folders/folders.names.js';
 import { adjustChain, adjustChainWrite, findFolder, lockTrees, touchFolderAccess, type TreeRefs } from '../folders/folders.repository.js';
 import { cloneFiles, purgeFiles } from './files.lifecycle.js';

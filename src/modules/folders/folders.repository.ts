@@ -123,11 +123,6 @@ export async function ancestorsFrom(db: DbOrTrx, startId: string): Promise<Ances
   return rows.map((r) => ({ ...r, depth: Number(r.depth), is_root: Number(r.is_root) }));
 }
 
-/** A subquery: the ids of the folder `startId` and of its ancestors. */
-export function ancestorIds(startId: string) {
-  return sql`${ancestorChain(startId)} select id from chain`;
-}
-
 /** Names of the non-root ancestors (and the item itself) of several folders at once: their display paths. */
 export async function displayPaths(db: DbOrTrx, ids: string[]): Promise<Map<string, string>> {
   const paths = new Map<string, string>();

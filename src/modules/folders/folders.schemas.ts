@@ -96,6 +96,5 @@ export const UpdateFolderBody = Type.Object(
 );
 export const TrashMode = Type.String({ maxLength: 16, description: '`soft` (default, to the trash) or `hard` (for good)' });
 export const DeleteFolderQuery = Type.Object({ trash: Type.Optional(TrashMode) });
-export const DeleteFolderBody = Type.Union([Type.Object({ trash: Type.Optional(TrashMode) }), Type.Null()]);
 export const MoveFolderBody = Type.Object({ targetParentId: IdInBody });
 export const CopyFolderBody = Type.Object({ targetParentId: IdInBody, name: Type.Optional(ItemName) });

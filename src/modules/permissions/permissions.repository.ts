@@ -1,72 +1,8 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import type { NewPermission, PermissionRow } from '../../db/schema.js';
-import { ancestorIds } from '../folders/folders.repository.js';
 
 export type ItemKind = PermissionRow['item_kind'];
-
-/** The flags a user holds on an item, summed over every grant that reaches it. */
-export interface GrantFlags {
-  view: boolean;
-  download: boolean;
-  edit: boolean;
-}
-
-/**
- * The union of the user's grants on the folder `folderId` and its ancestors, and on the file
- * `fileId` when given (a file inherits from the folder it lives in). One statement whatever the
- * depth: the ancestor walk is a subquery.
- */
-export async function effectiveGrant(db: DbOrTrx, userId: string, target: { folderId: string; fileId?: string }): Promise<GrantFlags> {
-  const result = await sql<{ v: number | null; d: number | null; e: number | null }>`
-    select max(can_view) as v, max(can_download) as d, max(can_edit) as e
-    from permissions
-    where user_id = ${userId} and (
-      (item_kind = 'folder' and item_id in (${ancestorIds(target.folderId)}))
-      or (item_kind = 'file' and item_id = ${target.fileId ?? ''})
-    )
-  `.execute(db);
-  const row = result.rows[0];
-  return { view: Number(row?.v ?? 0) === 1, download: Number(row?.d ?? 0) === 1, edit: Number(row?.e ?? 0) === 1 };
-}
-
-/** The user's own grants on those of `folderIds` that carry one (grants inherited from above are not read). */
-export async function grantsOnFolders(db: DbOrTrx, userId: string, folderIds: string[]): Promise<Map<string, GrantFlags>> {
-  if (folderIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('permissions')
-    .select(['item_id', 'can_view', 'can_download', 'can_edit'])
-    .where('user_id', '=', userId)
-    .where('item_kind', '=', 'folder')
-    .where('item_id', 'in', folderIds)
-    .execute();
-  return new Map(rows.map((r) => [r.item_id, { view: Number(r.can_view) === 1, download: Number(r.can_download) === 1, edit: Number(r.can_edit) === 1 }]));
-}
-
-/** Which of `fileIds` the user holds a grant to download on, on the file itself. */
-export async function filesGrantedForDownload(db: DbOrTrx, userId: string, fileIds: string[]): Promise<Set<string>> {
-  if (fileIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('permissions')
-    .select('item_id')
-    .where('user_id', '=', userId)
-    .where('item_kind', '=', 'file')
-    .where('can_download', '=', 1)
-    .where('item_id', 'in', fileIds)
-    .execute();
-  return new Set(rows.map((r) => r.item_id));
-}
-
-/** Users holding a permission on the item itself (the `sharedUsersCount` of a folder). */
-export async function countItemGrants(db: DbOrTrx, kind: ItemKind, itemId: string): Promise<number> {
-  const row = await db
-    .selectFrom('permissions')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('item_kind', '=', kind)
-    .where('item_id', '=', itemId)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
 
 export function findItemGrants(db: DbOrTrx, kind: ItemKind, itemId: string, userIds: string[]): Promise<PermissionRow[]> {
   if (userIds.length === 0) return Promise.resolve([]);

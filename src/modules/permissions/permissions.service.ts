@@ -199,5 +199,3 @@ export function permissionService(ctx: AppContext) {
 
   return { grant, list, revoke, sharedWithMe };
 }
-
-export type PermissionService = ReturnType<typeof permissionService>;

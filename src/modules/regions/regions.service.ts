@@ -21,11 +21,11 @@ export interface LocationView {
   isActive: boolean;
 }
 
-export function regionView(row: RegionRow): RegionView {
+function regionView(row: RegionRow): RegionView {
   return { id: row.id, slug: row.slug, name: { en: row.name_en, fr: row.name_fr }, isActive: row.is_active === 1 };
 }
 
-export function locationView(row: LocationRow): LocationView {
+function locationView(row: LocationRow): LocationView {
   return {
     id: row.id,
     regionId: row.region_id,
@@ -37,7 +37,7 @@ export function locationView(row: LocationRow): LocationView {
 }
 
 /**
- * Regions and their locations, as seeded from `regions.data.json` at every start. Inactive ones
+ * Regions and their locations, as seeded from `src/db/regions.data.json` at every start. Inactive ones
  * are listed too (with `isActive: false`): existing datahubs may still live there.
  */
 export function regionService(ctx: AppContext) {

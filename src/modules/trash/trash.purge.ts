@@ -6,7 +6,7 @@ import { DAY_MS, isoPlus } from '../../lib/time.js';
 import { fileService } from '../files/files.service.js';
 import { folderService } from '../folders/folders.service.js';
 
-export const TRASH_PURGE_JOB = 'trash-purge';
+const TRASH_PURGE_JOB = 'trash-purge';
 /** How long an instance holds a trash item it purges; also how soon a retained item is tried again. */
 const LEASE_MS = 60 * 60 * 1000;
 

@@ -2,7 +2,7 @@
 // size route of the interface document, checked against real uploads, on every dialect.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import data from '../../../src/modules/regions/regions.data.json' with { type: 'json' };
+import data from '../../../src/db/regions.data.json' with { type: 'json' };
 import { DIALECTS, build, client, signUp } from '../../helper.js';
 import { putFile, rootFolderId, storeMixedContent, unknownId } from '../../support/files.js';
 import { assertEnvelope, assertFields, type FieldType } from '../../support/shape.js';

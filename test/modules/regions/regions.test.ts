@@ -2,7 +2,7 @@
 // dialect of the run. The expected values come from the data file the project ships.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import data from '../../../src/modules/regions/regions.data.json' with { type: 'json' };
+import data from '../../../src/db/regions.data.json' with { type: 'json' };
 import { DIALECTS, build, client, signUp } from '../../helper.js';
 import { assertEnvelope, assertFields, type FieldType } from '../../support/shape.js';
 import { assertError } from '../../support/errors.js';
