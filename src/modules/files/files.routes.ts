@@ -7,37 +7,24 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { principalOf } from '../../http/auth.js';
-import { CONTENT_SECURITY_HEADERS, attachmentDisposition, normalizeContentType } from '../../http/content.js';
+import { conditionalHeaders } from '../../http/conditional.js';
+import { normalizeContentType, sendContent } from '../../http/content.js';
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
 import type { Metrics } from '../../http/metrics.js';
 import { trashMode } from '../../http/trash-mode.js';
 import { readWholeUpTo } from '../../lib/read-whole.js';
-import { fileService, type Download, type FileDetail } from './files.service.js';
+import type { Sendable } from '../../lib/sendable.js';
+import type { FileDetail } from './files.schemas.js';
+import { fileService } from './files.service.js';
 import * as S from './files.schemas.js';
 
-/** Sends a download with the headers that keep content inert in a browser; counts its bytes once all are sent. */
-export function sendDownload(reply: FastifyReply, download: Download, metrics: Metrics) {
-  reply.headers({
-    ...CONTENT_SECURITY_HEADERS,
-    etag: download.etag,
-    'accept-ranges': 'bytes',
-    'cache-control': 'private, no-cache',
-    'content-disposition': attachmentDisposition(download.name),
-  });
-  if (download.status === 304) return reply.code(304).send();
-  reply.type(download.contentType);
-  const length = download.range ? download.range.end - download.range.start + 1 : download.size;
-  if (download.range) reply.header('content-range', `bytes ${download.range.start}-${download.range.end}/${download.size}`);
-  reply.header('content-length', length);
-  // 'finish' only follows a response written out completely, not one the client broke off.
-  reply.raw.once('finish', () => metrics.recordDownloadedBytes(length));
-  return reply.code(download.status).send(download.body);
+/** Sends a download (see sendContent); the share link routes send theirs through it too. */
+export function sendDownload(reply: FastifyReply, download: Sendable, metrics: Metrics) {
+  return sendContent(reply, download, metrics);
 }
 
-export function downloadHeaders(headers: Record<string, string | string[] | undefined>) {
-  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  return { range: one(headers.range), ifRange: one(headers['if-range']), ifNoneMatch: one(headers['if-none-match']) };
-}
+/** The conditional headers of a request, as the share link routes pass them on. */
+export const downloadHeaders = conditionalHeaders;
 
 /**
  * Raw bodies announced (Content-Length) at most this long are read whole and sealed in one step:
@@ -195,7 +182,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
         response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 416) },
       },
     }, async (request, reply) =>
-      sendDownload(reply, await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId, ...downloadHeaders(request.headers) }), metrics),
+      sendDownload(reply, await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId }), metrics),
     );
 
     app.get('/files/public/:hashName', {
@@ -208,7 +195,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
         params: S.HashNameParams,
         response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 404, 416) },
       },
-    }, async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName, downloadHeaders(request.headers)), metrics));
+    }, async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName), metrics));
 
     app.get('/files/list/:folderId', {
       schema: {

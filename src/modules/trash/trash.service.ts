@@ -1,7 +1,9 @@
 import { loadBucketFor } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
-import { fileDetail, fileService, type FileDetail } from '../files/files.service.js';
+import { fileDetail } from '../files/files.detail.js';
+import type { FileDetail } from '../files/files.schemas.js';
+import { fileService } from '../files/files.service.js';
 import { IN_TRASH, listTrashRoots } from '../folders/folders.repository.js';
 import { folderService, type FolderListItem } from '../folders/folders.service.js';
 
