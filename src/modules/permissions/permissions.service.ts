@@ -10,7 +10,8 @@ import { nowIso } from '../../lib/time.js';
 import { fileDetailFor } from '../files/files.detail.js';
 import type { FileDetail } from '../files/files.schemas.js';
 import { findFolders } from '../folders/folders.repository.js';
-import { listItem, type FolderListItem } from '../folders/folders.service.js';
+import type { FolderListItem } from '../folders/folders.schemas.js';
+import { listItem } from '../folders/folders.views.js';
 import * as repo from './permissions.repository.js';
 
 export type ItemKind = repo.ItemKind;
