@@ -1,8 +1,9 @@
-/** Helpers for serving stored content safely. */
 import type { FastifyReply } from 'fastify';
 import type { Sendable } from '../lib/sendable.js';
 import { answerConditional, conditionalHeaders, entityTag } from './conditional.js';
 import type { Metrics } from './metrics.js';
+
+/** Helpers for serving stored content safely. */
 
 /**
  * `attachment; filename="<ascii fallback>"; filename*=UTF-8''<percent-encoded>` (RFC 6266 / 5987).

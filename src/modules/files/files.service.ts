@@ -1,5 +1,4 @@
 import { onePerContext } from '../../context.js';
-import type { ConditionalHeaders } from '../../http/conditional.js';
 import { bindContext } from '../../lib/bind.js';
 import { details, list } from './details.use-case.js';
 import { download, linkDownload, publicDownload } from './download.use-case.js';
@@ -19,5 +18,13 @@ export const fileService = onePerContext((ctx) =>
 
 export type FileService = ReturnType<typeof fileService>;
 
-/** What a share link's download passed before the HTTP layer read the conditional headers itself. */
-export type DownloadOptions = ConditionalHeaders & { versionId?: string };
+/**
+ * What a share link's download passes on (see linkDownload): the conditional headers, which the
+ * HTTP layer now reads itself (src/http/conditional.ts).
+ */
+export interface DownloadOptions {
+  versionId?: string;
+  range?: string;
+  ifRange?: string;
+  ifNoneMatch?: string;
+}
