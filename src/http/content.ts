@@ -1,3 +1,8 @@
+import type { FastifyReply } from 'fastify';
+import type { Sendable } from '../lib/sendable.js';
+import { answerConditional, conditionalHeaders, entityTag } from './conditional.js';
+import type { Metrics } from './metrics.js';
+
 /** Helpers for serving stored content safely. */
 
 /**
@@ -23,4 +28,31 @@ const CONTENT_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;\s*[a-z0-9!#$&
 export function normalizeContentType(value: string | undefined): string {
   const trimmed = (value ?? '').trim();
   return trimmed.length <= 200 && CONTENT_TYPE.test(trimmed) ? trimmed : 'application/octet-stream';
+}
+
+/**
+ * Sends stored content as the request's conditional headers ask (304, 200 or 206), with the
+ * headers that keep it inert in a browser; counts its bytes once all are sent. The content is
+ * opened before any header is set, so a failure to open it answers as a plain error.
+ */
+export async function sendContent(reply: FastifyReply, content: Sendable, metrics: Metrics) {
+  const etag = entityTag(content.tag);
+  const answer = answerConditional(conditionalHeaders(reply.request.headers), etag, content.size);
+  const body = answer.status === 304 ? undefined : await content.open(answer.status === 206 ? answer.span : undefined);
+  reply.headers({
+    ...CONTENT_SECURITY_HEADERS,
+    etag,
+    'accept-ranges': 'bytes',
+    'cache-control': 'private, no-cache',
+    'content-disposition': attachmentDisposition(content.name),
+  });
+  if (answer.status === 304) return reply.code(304).send();
+  reply.type(content.contentType);
+  const span = answer.status === 206 ? answer.span : undefined;
+  const length = span ? span.end - span.start + 1 : content.size;
+  if (span) reply.header('content-range', `bytes ${span.start}-${span.end}/${content.size}`);
+  reply.header('content-length', length);
+  // 'finish' only follows a response written out completely, not one the client broke off.
+  reply.raw.once('finish', () => metrics.recordDownloadedBytes(length));
+  return reply.code(answer.status).send(body);
 }

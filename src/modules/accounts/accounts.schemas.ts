@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { NullableTimestamp } from '../../http/schemas.js';
 import { idPattern } from '../../lib/ids.js';
 
@@ -18,12 +18,15 @@ export const User = Type.Object(
   },
   { $id: 'User', title: 'User' },
 );
+export type User = Static<typeof User>;
 
 export const Session = Type.Object({
   user: Type.Ref('User'),
   accessToken: Type.String({ description: 'Bearer token; send as `Authorization: Bearer <token>`' }),
   expiresAt: Type.String({ format: 'date-time' }),
 });
+/** A new session: `user` is written by reference to User, so the type names it. */
+export type Session = Omit<Static<typeof Session>, 'user'> & { user: User };
 
 export const RegisterBody = Type.Object({ email: Email, password: Password, name: PersonName });
 export const LoginBody = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
@@ -36,6 +39,7 @@ const personalTokenFields = {
   lastUsedAt: NullableTimestamp,
 };
 export const PersonalToken = Type.Object(personalTokenFields);
+export type PersonalToken = Static<typeof PersonalToken>;
 export const NewPersonalToken = Type.Object({ ...personalTokenFields, token: Type.String({ description: 'Shown once; store it safely' }) });
 export const CreateTokenBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
@@ -55,6 +59,7 @@ export const SessionInfo = Type.Object({
   expiresAt: NullableTimestamp,
   current: Type.Boolean({ description: 'The session this request was made with' }),
 });
+export type SessionInfo = Static<typeof SessionInfo>;
 export const SessionIdParams = Type.Object({ sessionId: Type.String({ pattern: idPattern('tok') }) });
 export const ChangePasswordBody = Type.Object({ currentPassword: Type.String({ maxLength: 1024 }), newPassword: Password });
 export const PasswordChanged = Type.Object({ revokedSessions: Type.Integer({ description: 'How many other sessions were signed out' }) });

@@ -9,31 +9,8 @@ import { insertDatahubWithBucket } from '../datahubs/datahubs.repository.js';
 import { findFirstActiveLocation } from '../regions/regions.repository.js';
 import * as repo from './accounts.repository.js';
 import { quotaOf } from './quota.js';
+import type { PersonalToken, Session, User } from './accounts.schemas.js';
 import { MAX_USER_AGENT_LENGTH } from './user-agent.js';
-
-export interface UserView {
-  id: string;
-  email: string;
-  name: string;
-  defaultDatahubId: string | null;
-  defaultBucketId: string | null;
-  quotaBytes: number;
-  createdAt: string;
-}
-
-export interface Session {
-  user: UserView;
-  accessToken: string;
-  expiresAt: string;
-}
-
-export interface PersonalTokenView {
-  id: string;
-  name: string;
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-}
 
 /** Who is on the other end of a request that opens a session: shown in the list of sessions. */
 export interface ClientInfo {
@@ -65,7 +42,7 @@ let dummyHash: Promise<string> | undefined;
 export function accountService(ctx: AppContext) {
   const { db, config } = ctx;
 
-  function toView(user: UserRow): UserView {
+  function toView(user: UserRow): User {
     return {
       id: user.id,
       email: user.email,
@@ -199,13 +176,13 @@ export function accountService(ctx: AppContext) {
     ctx.tokens.forget(principal.tokenId);
   }
 
-  async function me(principal: Principal): Promise<UserView> {
+  async function me(principal: Principal): Promise<User> {
     const user = await repo.findUserById(db, principal.userId);
     if (!user) throw new AppError('UNAUTHENTICATED');
     return toView(user);
   }
 
-  function tokenView(row: TokenRow): PersonalTokenView {
+  function tokenView(row: TokenRow): PersonalToken {
     return { id: row.id, name: row.name, createdAt: row.created_at, expiresAt: row.expires_at, lastUsedAt: row.last_used_at };
   }
 
@@ -228,7 +205,7 @@ export function accountService(ctx: AppContext) {
     return { ...tokenView(row), token };
   }
 
-  async function listPersonalTokens(principal: Principal): Promise<PersonalTokenView[]> {
+  async function listPersonalTokens(principal: Principal): Promise<PersonalToken[]> {
     return (await repo.listPersonalTokens(db, principal.userId)).map(tokenView);
   }
 
@@ -249,7 +226,7 @@ export function accountService(ctx: AppContext) {
     return { id: user.id, name: user.name };
   }
 
-  async function setQuota(email: string, quotaBytes: number | null): Promise<UserView> {
+  async function setQuota(email: string, quotaBytes: number | null): Promise<User> {
     const user = await repo.findUserByEmail(db, normalizeEmail(email));
     if (!user) throw new AppError('USER_NOT_FOUND');
     await repo.setUserQuota(db, user.id, quotaBytes, nowIso());

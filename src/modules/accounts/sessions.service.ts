@@ -6,19 +6,8 @@ import { hashPassword, verifyPassword } from '../../lib/secrets.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './accounts.repository.js';
 import { signInRules } from './accounts.service.js';
+import type { SessionInfo } from './accounts.schemas.js';
 import { describeDevice } from './user-agent.js';
-
-export interface SessionView {
-  id: string;
-  device: string;
-  userAgent: string | null;
-  clientAddress: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  /** The session the request was made with. */
-  current: boolean;
-}
 
 /**
  * The sign-in sessions of an account, beside its personal tokens (`/auth/tokens`): list, revoke
@@ -29,7 +18,7 @@ export interface SessionView {
 export function sessionService(ctx: AppContext) {
   const { db, config } = ctx;
 
-  function view(row: TokenRow, principal: Principal): SessionView {
+  function view(row: TokenRow, principal: Principal): SessionInfo {
     return {
       id: row.id,
       device: describeDevice(row.user_agent),
@@ -42,7 +31,7 @@ export function sessionService(ctx: AppContext) {
     };
   }
 
-  async function list(principal: Principal): Promise<SessionView[]> {
+  async function list(principal: Principal): Promise<SessionInfo[]> {
     return (await repo.listSessions(db, principal.userId, nowIso())).map((row) => view(row, principal));
   }
 

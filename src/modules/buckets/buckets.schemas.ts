@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { idPattern } from '../../lib/ids.js';
 import { PageFields, Timestamp } from '../../http/schemas.js';
 import { PageQuery } from '../folders/folders.schemas.js';
@@ -26,6 +26,7 @@ export const Bucket = Type.Object(
   },
   { $id: 'Bucket', title: 'Bucket', examples: [BUCKET_EXAMPLE] },
 );
+export type Bucket = Static<typeof Bucket>;
 
 export const BucketName = Type.String({ maxLength: 1024, description: BUCKET_NAME_RULE, examples: ['photos-2026'] });
 

@@ -9,20 +9,10 @@ import { nowIso } from '../../lib/time.js';
 import { findUserById, lockUser } from '../accounts/accounts.repository.js';
 import * as repo from './buckets.repository.js';
 import { assertBucketName } from './buckets.names.js';
+import type { Bucket } from './buckets.schemas.js';
 
-/** A bucket as the API shows it. */
-export interface BucketView {
-  id: string;
-  name: string;
-  datahubId: string;
-  rootFolderId: string;
-  /** The account's default bucket (`GET /folders/root/subfolders` lists its root). */
-  isDefault: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export function bucketView(row: BucketRow, defaultBucketId: string | null): BucketView {
+/** A bucket as the API shows it (Bucket in buckets.schemas.ts). */
+export function bucketView(row: BucketRow, defaultBucketId: string | null): Bucket {
   return {
     id: row.id,
     name: row.name,
@@ -42,12 +32,12 @@ export function bucketService(ctx: AppContext) {
     return (await findUserById(db, principal.userId))?.default_bucket_id ?? null;
   }
 
-  async function view(principal: Principal, bucketId: string): Promise<BucketView> {
+  async function view(principal: Principal, bucketId: string): Promise<Bucket> {
     return bucketView(await loadBucketFor(db, principal, bucketId), await defaultBucketOf(principal));
   }
 
   /** A new bucket with its root folder and its own key (wrapped by the master key) in one of the caller's datahubs. */
-  async function create(principal: Principal, datahubId: string, input: { name: string }): Promise<BucketView> {
+  async function create(principal: Principal, datahubId: string, input: { name: string }): Promise<Bucket> {
     const name = assertBucketName(input.name);
     const bucket = await mutation(db, async (trx) => {
       await lockUser(trx, rowLocks, principal.userId);
@@ -72,7 +62,7 @@ export function bucketService(ctx: AppContext) {
   }
 
   /** Renames a bucket (its root folder carries the same name). */
-  async function update(principal: Principal, bucketId: string, input: { name?: string }): Promise<BucketView> {
+  async function update(principal: Principal, bucketId: string, input: { name?: string }): Promise<Bucket> {
     if (input.name === undefined) throw new AppError('EMPTY_UPDATE', 'Give the new name of the bucket', [{ field: 'name', problem: 'is required' }]);
     const name = assertBucketName(input.name);
     await mutation(db, async (trx) => {

@@ -10,7 +10,8 @@ import { findUserById, lockUser } from '../accounts/accounts.repository.js';
 import { DEFAULT_BUCKET_NAME } from '../accounts/accounts.service.js';
 import { bucketNamesLike, bucketsOfDatahubs } from '../buckets/buckets.repository.js';
 import { assertBucketName, firstFreeBucketName } from '../buckets/buckets.names.js';
-import { bucketView, type BucketView } from '../buckets/buckets.service.js';
+import type { Bucket } from '../buckets/buckets.schemas.js';
+import { bucketView } from '../buckets/buckets.service.js';
 import { findLocationWithRegion, locationLabel } from '../regions/regions.repository.js';
 import * as repo from './datahubs.repository.js';
 
@@ -23,7 +24,7 @@ export interface DatahubView {
   isDefault: boolean;
   createdAt: string;
   updatedAt: string;
-  buckets: BucketView[];
+  buckets: Bucket[];
 }
 
 /** The `data` of `GET /datahub/size/{datahubId}`: the interface document's strings, then the exact byte counts. */

@@ -1,13 +1,17 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { MAX_PAGE_SIZE } from '../../lib/cursor.js';
 import { idPattern } from '../../lib/ids.js';
 import { NullableTimestamp, Timestamp, Visibility } from '../../http/schemas.js';
-import { RETENTION_PERIODS } from './files.service.js';
+import { RETENTION_PERIODS } from './files.retention.js';
 
-export const RetentionPeriod = Type.Union(
-  RETENTION_PERIODS.map((p) => Type.Literal(p)),
-  { description: '`d` = days, `Y` = 365 days' },
+// A union built from a list is typed as no value at all: Unsafe states the literals' type.
+export const RetentionPeriod = Type.Unsafe<(typeof RETENTION_PERIODS)[number]>(
+  Type.Union(
+    RETENTION_PERIODS.map((p) => Type.Literal(p)),
+    { description: '`d` = days, `Y` = 365 days' },
+  ),
 );
+export type RetentionPeriod = Static<typeof RetentionPeriod>;
 const IdInBody = Type.String({ maxLength: 64 });
 const ItemName = Type.String({ maxLength: 1024, description: '1–255 UTF-8 bytes; no "/", no control characters, not "." or ".."' });
 
@@ -32,6 +36,7 @@ export const FileDetail = Type.Object(
   },
   { $id: 'FileDetail', title: 'FileDetail' },
 );
+export type FileDetail = Static<typeof FileDetail>;
 
 export const Version = Type.Object({
   id: Type.String(),
@@ -41,20 +46,19 @@ export const Version = Type.Object({
   createdAt: Timestamp,
   isCurrent: Type.Boolean(),
 });
+export type Version = Static<typeof Version>;
 
 export const FileIdParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }) });
 export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
 export const VersionParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }), versionId: Type.String({ pattern: idPattern('ver') }) });
 export const HashNameParams = Type.Object({ hashName: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$' }) });
 
-export const UploadQuery = Type.Object({
-  onConflict: Type.Optional(
-    Type.Union([Type.Literal('version'), Type.Literal('rename'), Type.Literal('fail')], {
-      default: 'version',
-      description: 'An existing name: add a version (default), pick a free name, or fail with 409',
-    }),
-  ),
+const OnConflict = Type.Union([Type.Literal('version'), Type.Literal('rename'), Type.Literal('fail')], {
+  default: 'version',
+  description: 'An existing name: add a version (default), pick a free name, or fail with 409',
 });
+export type OnConflict = Static<typeof OnConflict>;
+export const UploadQuery = Type.Object({ onConflict: Type.Optional(OnConflict) });
 export const RawUploadQuery = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 1024, description: 'Name of the file' }),
   onConflict: UploadQuery.properties.onConflict,
@@ -66,15 +70,20 @@ export const ListQuery = Type.Object({
   sort: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('createdAt'), Type.Literal('size')], { default: 'name' })),
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
 });
+export type ListQuery = Static<typeof ListQuery>;
 export const FilePage = Type.Object({
   data: Type.Array(Type.Ref('FileDetail')),
   total: Type.Integer(),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
+/** A page of files: `data` is written by reference to FileDetail, so the type says so itself. */
+export type FilePage = Omit<Static<typeof FilePage>, 'data'> & { data: FileDetail[] };
 export const UpdateFileBody = Type.Object({
   name: ItemName,
   visibility: Visibility,
   retentionPeriod: Type.Optional(RetentionPeriod),
 });
+export type UpdateFileBody = Static<typeof UpdateFileBody>;
 export const MoveFileBody = Type.Object({ targetFolderId: IdInBody, name: Type.Optional(ItemName) });
+export type MoveFileBody = Static<typeof MoveFileBody>;
 export const TrashQuery = Type.Object({ trash: Type.Optional(Type.String({ maxLength: 16 })) });

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { MAX_PAGE_SIZE } from '../../lib/cursor.js';
 import { idPattern } from '../../lib/ids.js';
 import { NullableTimestamp, Timestamp, Visibility } from '../../http/schemas.js';
@@ -36,6 +36,7 @@ export const FolderDetail = Type.Object(
   },
   { $id: 'FolderDetail', title: 'FolderDetail' },
 );
+export type FolderDetail = Static<typeof FolderDetail>;
 
 const folderListItemFields = {
   id: Type.String(),
@@ -51,6 +52,7 @@ const folderListItemFields = {
 };
 
 export const FolderListItem = Type.Object(folderListItemFields, { $id: 'FolderListItem', title: 'FolderListItem' });
+export type FolderListItem = Static<typeof FolderListItem>;
 
 export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
 export const FolderIdOrRootParams = Type.Object({
@@ -66,7 +68,9 @@ export const SubfoldersQuery = Type.Object({
   ...PageQuery,
   bucketId: Type.Optional(Type.String({ pattern: idPattern('bkt'), description: 'With `root`: the bucket whose root to list (default: your default bucket)' })),
 });
+export type SubfoldersQuery = Static<typeof SubfoldersQuery>;
 export const ListQuery = Type.Object(PageQuery);
+export type ListQuery = Static<typeof ListQuery>;
 
 export const SubfoldersPage = Type.Object({
   data: Type.Array(Type.Ref('FolderListItem')),
@@ -79,12 +83,14 @@ export const BucketFoldersPage = Type.Object({
   total: Type.Integer(),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
+export type BucketFoldersPage = Static<typeof BucketFoldersPage>;
 
 export const CreateFolderBody = Type.Object({
   name: ItemName,
   parentId: Type.Optional(IdInBody),
   visibility: Type.Optional(Visibility),
 });
+export type CreateFolderBody = Static<typeof CreateFolderBody>;
 export const UpdateFolderBody = Type.Object(
   {
     name: Type.Optional(ItemName),
@@ -94,7 +100,10 @@ export const UpdateFolderBody = Type.Object(
   },
   { description: 'Both forms of the interface document in one body; at least one field' },
 );
+export type UpdateFolderBody = Static<typeof UpdateFolderBody>;
 export const TrashMode = Type.String({ maxLength: 16, description: '`soft` (default, to the trash) or `hard` (for good)' });
 export const DeleteFolderQuery = Type.Object({ trash: Type.Optional(TrashMode) });
 export const MoveFolderBody = Type.Object({ targetParentId: IdInBody });
+export type MoveFolderBody = Static<typeof MoveFolderBody>;
 export const CopyFolderBody = Type.Object({ targetParentId: IdInBody, name: Type.Optional(ItemName) });
+export type CopyFolderBody = Static<typeof CopyFolderBody>;

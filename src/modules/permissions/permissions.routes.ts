@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
 import { Envelope, envelope, errorResponses } from '../../http/envelope.js';
-import { permissionService, type ItemKind, type PermissionView } from './permissions.service.js';
+import { permissionService, type ItemKind } from './permissions.service.js';
+import type { Permission } from './permissions.schemas.js';
 import * as S from './permissions.schemas.js';
 
 const GRANT_RULES =
@@ -15,7 +16,7 @@ export function permissionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const permissions = permissionService(ctx);
   return async (app) => {
     const tags = ['Permissions'];
-    const granted = (result: { created: boolean; permissions: PermissionView[] }) => {
+    const granted = (result: { created: boolean; permissions: Permission[] }) => {
       const status = result.created ? (201 as const) : (200 as const);
       return { status, body: envelope(result.permissions, status, result.created ? 'Permissions created' : 'Permissions updated') };
     };

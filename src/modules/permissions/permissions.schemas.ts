@@ -1,4 +1,6 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import type { FileDetail } from '../files/files.schemas.js';
+import type { FolderListItem } from '../folders/folders.schemas.js';
 import { idPattern } from '../../lib/ids.js';
 import { Timestamp } from '../../http/schemas.js';
 import { PageQuery } from '../folders/folders.schemas.js';
@@ -29,8 +31,12 @@ export const GrantBody = Type.Object(
   { examples: [{ canView: true, canDownload: false, canEdit: false }] },
 );
 
+const Grant = Type.Object({ userId: UserId, ...flags });
+/** One grant to make; omitted flags take the defaults of the interface document. */
+export type Grant = Static<typeof Grant>;
+
 export const ShareUsersBody = Type.Object(
-  { users: Type.Array(Type.Object({ userId: UserId, ...flags }), { minItems: 1, maxItems: MAX_GRANTEES }) },
+  { users: Type.Array(Grant, { minItems: 1, maxItems: MAX_GRANTEES }) },
   { examples: [{ users: [{ userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st', canView: true, canDownload: true, canEdit: true }] }] },
 );
 
@@ -45,6 +51,7 @@ export const Permission = Type.Object(
   },
   { examples: [{ userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st', canView: true, canDownload: true, canEdit: false, createdAt: '2026-11-22T13:17:04.123Z', updatedAt: '2026-11-22T13:17:04.123Z' }] },
 );
+export type Permission = Static<typeof Permission>;
 
 export const ShareUser = Type.Object(
   {
@@ -58,6 +65,7 @@ export const ShareUser = Type.Object(
   },
   { examples: [{ userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st', email: 'ada@example.com', name: 'Ada', canView: true, canDownload: true, canEdit: false, createdAt: '2026-11-22T13:17:04.123Z' }] },
 );
+export type ShareUser = Static<typeof ShareUser>;
 
 export const SharedItem = Type.Object({
   itemType: Type.Union([Type.Literal('file'), Type.Literal('folder')]),
@@ -69,6 +77,8 @@ export const SharedItem = Type.Object({
   folder: Type.Union([Type.Ref('FolderListItem'), Type.Null()], { description: 'The folder, for `itemType` folder' }),
   file: Type.Union([Type.Ref('FileDetail'), Type.Null()], { description: 'The file, for `itemType` file' }),
 });
+/** An item of `GET /shared-with-me`: `folder` and `file` are written by reference, so the type names them. */
+export type SharedItem = Omit<Static<typeof SharedItem>, 'folder' | 'file'> & { folder: FolderListItem | null; file: FileDetail | null };
 
 export const SharedWithMePage = Type.Object({
   data: Type.Array(SharedItem),

@@ -7,58 +7,19 @@ import { AppError } from '../../errors.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { assertId, newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
-import { fileDetailFor, type FileDetail } from '../files/files.service.js';
+import { fileDetailFor } from '../files/files.detail.js';
 import { findFolders } from '../folders/folders.repository.js';
-import { listItem, type FolderListItem } from '../folders/folders.service.js';
+import { listItem } from '../folders/folders.views.js';
 import * as repo from './permissions.repository.js';
+import type { Grant, Permission, ShareUser, SharedItem } from './permissions.schemas.js';
 
 export type ItemKind = repo.ItemKind;
-
-/** A user's permission on an item, as `PUT /files/shared/...` and the share-users routes return it. */
-export interface PermissionView {
-  userId: string;
-  canView: boolean;
-  canDownload: boolean;
-  canEdit: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** An item of `GET .../share-users/{id}`. */
-export interface ShareUser {
-  userId: string;
-  email: string;
-  name: string;
-  canView: boolean;
-  canDownload: boolean;
-  canEdit: boolean;
-  createdAt: string;
-}
-
-/** One grant to make; omitted flags take the defaults of the interface document. */
-export interface GrantInput {
-  userId: string;
-  canView?: boolean;
-  canDownload?: boolean;
-  canEdit?: boolean;
-}
-
-/** An item of `GET /shared-with-me`. */
-export interface SharedItem {
-  itemType: ItemKind;
-  itemId: string;
-  name: string;
-  owner: { userId: string; name: string; email: string };
-  permission: { canView: boolean; canDownload: boolean; canEdit: boolean };
-  sharedAt: string;
-  folder: FolderListItem | null;
-  file: FileDetail | null;
-}
 
 /** Users one request may name: the statement stays small, and a mistaken paste fails early. */
 export const MAX_GRANTEES = 100;
 
-function permissionView(row: PermissionRow): PermissionView {
+/** A user's permission on an item, as `PUT /files/shared/...` and the share-users routes return it. */
+function permissionView(row: PermissionRow): Permission {
   return {
     userId: row.user_id,
     canView: row.can_view === 1,
@@ -89,11 +50,11 @@ export function permissionService(ctx: AppContext) {
   }
 
   /** Checks the grantees: well-formed ids, not the caller, at most MAX_GRANTEES; the last grant of a user wins. */
-  function normalise(principal: Principal, grants: GrantInput[]): GrantInput[] {
+  function normalise(principal: Principal, grants: Grant[]): Grant[] {
     if (grants.length === 0 || grants.length > MAX_GRANTEES) {
       throw new AppError('VALIDATION_FAILED', `Name between 1 and ${MAX_GRANTEES} users`, [{ field: 'userId', problem: `1 to ${MAX_GRANTEES} users` }]);
     }
-    const byUser = new Map<string, GrantInput>();
+    const byUser = new Map<string, Grant>();
     for (const grant of grants) {
       assertId('usr', grant.userId, 'userId');
       if (grant.userId === principal.userId) throw new AppError('SHARE_WITH_SELF');
@@ -111,9 +72,9 @@ export function permissionService(ctx: AppContext) {
     principal: Principal,
     kind: ItemKind,
     itemId: string,
-    input: GrantInput[],
+    input: Grant[],
     createOrUpdate = true,
-  ): Promise<{ created: boolean; permissions: PermissionView[] }> {
+  ): Promise<{ created: boolean; permissions: Permission[] }> {
     const grants = normalise(principal, input);
     const userIds = grants.map((g) => g.userId);
     return mutation(db, async (trx) => {

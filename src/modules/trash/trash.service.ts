@@ -1,9 +1,12 @@
 import { loadBucketFor } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
-import { fileDetail, fileService, type FileDetail } from '../files/files.service.js';
+import { fileDetail } from '../files/files.detail.js';
+import type { FileDetail } from '../files/files.schemas.js';
+import { fileService } from '../files/files.service.js';
 import { IN_TRASH, listTrashRoots } from '../folders/folders.repository.js';
-import { folderService, type FolderListItem } from '../folders/folders.service.js';
+import type { FolderListItem } from '../folders/folders.schemas.js';
+import { folderService } from '../folders/folders.service.js';
 
 /** The trash of an account: what was trashed on its own (items trashed with a folder are inside it). */
 export function trashService(ctx: AppContext) {

@@ -7,7 +7,7 @@ import { DIALECTS, build, signUp } from '../../helper.js';
 import { findFolder, findFolderWithKeyChain, keyChain } from '../../../src/modules/folders/folders.repository.js';
 import { putFile, rootFolderId } from '../../support/files.js';
 
-// The raw upload's path through the database (files.service.ts recordUpload) and its two ways of
+// The raw upload's path through the database (upload-recorder.ts recordUpload) and its two ways of
 // reading a body: whole when announced small, streamed otherwise (files.routes.ts rawBody).
 for (const dialect of DIALECTS) {
   describe(`raw upload path [${dialect}]`, () => {

@@ -5,7 +5,7 @@ import { DIALECTS, build, signUp } from '../../helper.js';
 import { findFolderWithNamesTaken, folderWithNamesTakenQuery } from '../../../src/modules/files/files.repository.js';
 import { putFile, rootFolderId } from '../../support/files.js';
 
-// The names check of grouped uploads (files.service.ts recordNewFiles): files.repository.ts liveNamesTaken.
+// The names check of grouped uploads (upload-recorder.ts recordNewFiles): files.repository.ts liveNamesTaken.
 for (const dialect of DIALECTS) {
   describe(`names taken in a folder [${dialect}]`, () => {
     it('reads the folder and which names its live files and subfolders hold, not trashed files nor the names of another folder', async (t) => {

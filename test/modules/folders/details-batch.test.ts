@@ -1,5 +1,5 @@
-// Folders and folder details read together (folders.repository.ts findFolderDetails, folders.service.ts
-// detailReads, folderReads): one statement walks several folders' ancestor chains and keeps them
+// Folders and folder details read together (folders.repository.ts findFolderDetails, folders.reads.ts
+// folderReads): one statement walks several folders' ancestor chains and keeps them
 // apart; the details and folders wanted at the same moment share statements, and a read never
 // joins one that started before the request came (a rename is seen by the next details request).
 import assert from 'node:assert/strict';
