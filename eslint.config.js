@@ -21,8 +21,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // The web client reads API answers whose shapes the server's TypeBox schemas own; until it
+    // shares those types, its JSON stays loosely typed.
     files: ['web/src/**'],
     languageOptions: { globals: { ...globals.browser } },
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
     files: ['src/**/*.ts'],
@@ -30,5 +33,10 @@ export default tseslint.config(
       'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: false, skipComments: false, IIFEs: true }],
     },
+  },
+  {
+    // A released migration is never edited, only followed by a new one: it stays as it was written.
+    files: ['src/db/migrations/**'],
+    rules: { 'max-lines-per-function': 'off' },
   },
 );

@@ -52,7 +52,7 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
   const SIZE = options.size ?? Number(process.env.BENCH_FILE_BYTES ?? GiB);
   const BIG = options.big ?? Number(process.env.BENCH_BIG_FILE_BYTES ?? 4 * GiB);
   const ROUNDS = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 5);
-  const { base, auth, root } = subject;
+  const { base, auth } = subject;
   const { ceilingPort, work } = options;
   const source = path.join(work, 'source.bin');
   const big = path.join(work, 'big.bin');

@@ -97,7 +97,7 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   };
 
   const path = props.path;
-  let page = null;
+  let page;
   let section: 'files' | 'shared' | 'trash' = 'files';
   const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
   if (folderMatch) {
