@@ -66,7 +66,7 @@ async function accessTo(
 
 /**
  * What the principal may do to the folder: its owner anything; another user what the union of
- * their grants on the folder and its ancestors allows (API.md §5), while it is not in the trash.
+ * their grants on the folder and its ancestors allows (docs/api.md), while it is not in the trash.
  */
 function folderAccess(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<Access> {
   return accessTo(db, principal, folder, { folderId: folder.id }, action);

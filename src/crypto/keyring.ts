@@ -8,7 +8,7 @@ export interface WrappedKey {
 
 /**
  * The instance's entry into the key hierarchy: master → bucket → folder → file → data key
- * (DESIGN.md §3). Holds only the master key; every other key is unwrapped on demand from the
+ * (docs/architecture.md). Holds only the master key; every other key is unwrapped on demand from the
  * rows that store it, wrapped by the key one level up, with the row's id as associated data.
  */
 export class Keyring {

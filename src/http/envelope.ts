@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { ERROR_CATALOG } from '../errors.js';
 
-/** The response envelope of API.md §1: `{status, message, data}`. */
+/** The response envelope of docs/api.md: `{status, message, data}`. */
 export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({ status: Type.Integer(), message: Type.String(), data });
 }
@@ -45,7 +45,7 @@ export const ErrorBody = Type.Object(
   },
 );
 
-/** `{}`: what the interface document shows for folder/file update and delete. */
+/** `{}`: what the API contract shows for folder/file update and delete. */
 export const EmptyObject = Type.Object({}, { additionalProperties: false });
 
 /** Error responses (by status) to document on a route, all with the error body. */

@@ -19,7 +19,7 @@ export const LocalizedName = Type.Object(
   { description: 'The name in English (`en`) and French (`fr`)' },
 );
 
-/** The page fields every paginated list carries next to its `data` (API.md §1). */
+/** The page fields every paginated list carries next to its `data` (docs/api.md). */
 export const PageFields = {
   total: Type.Integer({ description: 'Count of all matching items, every page included' }),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' }),

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 
-/** `trash` from the body or the query string (the interface document allows both). */
+/** `trash` from the body or the query string (the API contract allows both). */
 export function trashMode(body: unknown, query: { trash?: string }): 'soft' | 'hard' {
   const fromBody = body && typeof body === 'object' ? (body as { trash?: unknown }).trash : undefined;
   if (fromBody !== undefined && typeof fromBody !== 'string') throw new AppError('INVALID_TRASH_MODE');

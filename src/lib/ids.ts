@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
-/** Type prefixes of every id the service hands out (API.md §1). */
+/** Type prefixes of every id the service hands out (docs/api.md). */
 const ID_PREFIXES = ['usr', 'dhb', 'bkt', 'fld', 'fil', 'ver', 'lnk', 'tok', 'prm'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -4,7 +4,7 @@ const MAX_NAME_BYTES = 255;
 
 /**
  * Returns the problem with an item name, or null when it is acceptable: 1–255 UTF-8 bytes,
- * no `/`, no NUL or other control characters, not `.` or `..` (API.md §3).
+ * no `/`, no NUL or other control characters, not `.` or `..` (docs/api.md).
  */
 function nameProblem(name: string): string | null {
   if (name.length === 0) return 'must not be empty';

@@ -1,7 +1,7 @@
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'] as const;
 
 /**
- * A byte count in the human-readable size format of API.md §1: 1024-based, units `B KB MB GB TB
+ * A byte count in the human-readable size format of docs/api.md: 1024-based, units `B KB MB GB TB
  * PB`, at most two decimals with trailing zeros trimmed (`0 B`, `512 B`, `1.5 KB`, `10 GB`).
  * Past the last unit the number simply grows (`2048 PB`).
  */

@@ -1,4 +1,4 @@
-// Service routes of API.md §7 that watch the server: GET /metrics (Prometheus text format) and the
+// Service routes of docs/api.md that watch the server: GET /metrics (Prometheus text format) and the
 // request id on every response and every log line of its request, on every dialect.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';

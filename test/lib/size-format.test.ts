@@ -1,4 +1,4 @@
-// The human-readable size format of API.md §1, used by the datahub size and storage status routes.
+// The human-readable size format of docs/api.md, used by the datahub size and storage status routes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatSize } from '../../src/lib/size-format.js';

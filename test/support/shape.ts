@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 
-/** JSON types as the interface document's field tables name them. */
+/** JSON types as the API contract's field tables name them. */
 export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'localized';
 
 /** Asserts one value has the JSON type of a field table row. */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Public share links of files and folders (API.md §5, DESIGN.md §3 "Links").
+// Public share links of files and folders (docs/api.md).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('share_links')

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Per-user permissions on files and folders (API.md §5). Numbered 004: 003 is the share links'.
+// Per-user permissions on files and folders (docs/api.md). Numbered 004: 003 is the share links'.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('permissions')

@@ -2,7 +2,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
  * `folders.listing_version`: bumped by the database whenever a child folder appears, goes, or
- * changes a field that a listing shows (API.md §3's list item). A page of subfolders depends on
+ * changes a field that a listing shows (docs/api.md list item). A page of subfolders depends on
  * nothing else, so a page read once can be answered again from memory for as long as its
  * parent's version stays the same (listing.cache.ts), on every instance: the version is read with
  * the parent row, which every listing loads anyway. Triggers rather than application code, so no

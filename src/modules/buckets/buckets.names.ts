@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 
-// 3–63 characters of a-z 0-9 . -, starting and ending with a letter or digit (API.md §6).
+// 3–63 characters of a-z 0-9 . -, starting and ending with a letter or digit (docs/api.md).
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 export const BUCKET_NAME_RULE = '3–63 characters of a-z, 0-9, "." and "-", starting and ending with a letter or digit';

@@ -15,7 +15,7 @@ import { bucketView } from '../buckets/buckets.service.js';
 import { findLocationWithRegion, locationLabel } from '../regions/regions.repository.js';
 import * as repo from './datahubs.repository.js';
 
-/** A datahub as the API shows it (API.md §6), with its buckets. */
+/** A datahub as the API shows it (docs/api.md), with its buckets. */
 export interface DatahubView {
   id: string;
   name: string;
@@ -27,7 +27,7 @@ export interface DatahubView {
   buckets: Bucket[];
 }
 
-/** The `data` of `GET /datahub/size/{datahubId}`: the interface document's strings, then the exact byte counts. */
+/** The `data` of `GET /datahub/size/{datahubId}`: the API contract's strings, then the exact byte counts. */
 export interface DatahubSize {
   currentObjectsSize: string;
   versionsObjectsSize: string;

@@ -95,10 +95,10 @@ export const UpdateFolderBody = Type.Object(
   {
     name: Type.Optional(ItemName),
     visibility: Type.Optional(Visibility),
-    isPrivate: Type.Optional(Type.Boolean({ description: 'true = private, false = public (form A of the interface document)' })),
+    isPrivate: Type.Optional(Type.Boolean({ description: 'true = private, false = public (form A of the API contract)' })),
     isShare: Type.Optional(Type.Boolean({ description: 'false forbids new share links on the folder' })),
   },
-  { description: 'Both forms of the interface document in one body; at least one field' },
+  { description: 'Both forms of the API contract in one body; at least one field' },
 );
 export type UpdateFolderBody = Static<typeof UpdateFolderBody>;
 export const TrashMode = Type.String({ maxLength: 16, description: '`soft` (default, to the trash) or `hard` (for good)' });

@@ -14,7 +14,7 @@ export async function findFirstActiveLocation(db: DbOrTrx): Promise<LocationRow 
     .executeTakeFirst();
 }
 
-/** `Paris (fr-par)`: the label the interface document shows for a folder's location. */
+/** `Paris (fr-par)`: the label the API contract shows for a folder's location. */
 export function locationLabel(location: Pick<LocationRow, 'name_en' | 'region_code'>): string {
   return `${location.name_en} (${location.region_code})`;
 }

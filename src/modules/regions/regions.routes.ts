@@ -24,7 +24,7 @@ export function regionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       schema: {
         tags,
         summary: 'The locations of a region',
-        description: 'A bare JSON array (no envelope), as the interface document shows it. An unknown region is 404, a non-integer id 400.',
+        description: 'A bare JSON array (no envelope), as the API contract shows it. An unknown region is 404, a non-integer id 400.',
         params: S.RegionIdParams,
         response: { 200: Type.Array(Type.Ref('RegionLocation')), ...errorResponses(400, 401, 404) },
       },

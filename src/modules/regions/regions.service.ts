@@ -3,7 +3,7 @@ import type { LocationRow, RegionRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import * as repo from './regions.repository.js';
 
-/** A region of the interface document's Region table. */
+/** A region of the API contract's Region table. */
 export interface RegionView {
   id: number;
   slug: string;
@@ -11,7 +11,7 @@ export interface RegionView {
   isActive: boolean;
 }
 
-/** A location of the interface document's Region location table. */
+/** A location of the API contract's Region location table. */
 export interface LocationView {
   id: number;
   regionId: number;

@@ -7,7 +7,7 @@ import { quotaLeft, quotaOf } from '../accounts/quota.js';
 /** Under this share of the capacity left, `warning.is_low` is set. */
 export const LOW_STORAGE_PERCENT = 10;
 
-/** The `data` of `GET /storage/status`, field names as the interface document has them. */
+/** The `data` of `GET /storage/status`, field names as the API contract has them. */
 export interface StorageStatus {
   capacity_bytes: number;
   used_bytes: number;
@@ -17,7 +17,7 @@ export interface StorageStatus {
   readable: { capacity: string; used: string; remaining: string; in_progress: string };
 }
 
-/** Capacity and use of the caller's account (API.md §6). */
+/** Capacity and use of the caller's account (docs/api.md). */
 export function storageService(ctx: AppContext) {
   const { db, config } = ctx;
 

@@ -1,4 +1,4 @@
-// Buckets (API.md §6): create with a root folder and a key of its own, list, rename under the name
+// Buckets (docs/api.md): create with a root folder and a key of its own, list, rename under the name
 // rules, and delete only when empty, on every dialect.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

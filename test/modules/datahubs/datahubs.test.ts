@@ -1,5 +1,5 @@
-// Datahubs (API.md §6): create with a first bucket and root folder, list with buckets, and the
-// size route of the interface document, checked against real uploads, on every dialect.
+// Datahubs (docs/api.md): create with a first bucket and root folder, list with buckets, and the
+// size route of the API contract, checked against real uploads, on every dialect.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import data from '../../../src/db/regions.data.json' with { type: 'json' };
@@ -121,7 +121,7 @@ for (const dialect of DIALECTS) {
       assertError(await client(app).get('/api/datahub/list'), 401, 'UNAUTHENTICATED');
     });
 
-    it('GET /datahub/size has the interface document\'s fields and counts versions and the trash, not deleted files', async (t) => {
+    it('GET /datahub/size has the API contract\'s fields and counts versions and the trash, not deleted files', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const empty = await user.api.get(`/api/datahub/size/${user.defaultDatahubId}`);

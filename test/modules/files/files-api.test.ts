@@ -1,4 +1,4 @@
-// The file API (API.md §4) against both databases: uploads, versions, downloads and their headers,
+// The file API (docs/api.md) against both databases: uploads, versions, downloads and their headers,
 // ranges, details and updates, retention, listing, move/copy/trash, folder operations that carry
 // files, public files, the trash, isolation between users, and names that never touch a path.
 import { describe, it, type TestContext } from 'node:test';
@@ -1404,7 +1404,7 @@ for (const dialect of DIALECTS) {
           // The owner's version through their own file.
           { method: 'GET', url: `/api/files/download/${otherFile.id}?versionId=${old.id}` },
           { method: 'DELETE', url: `/api/files/versions/${otherFile.id}/${old.id}` },
-          // Listing a folder's contents: 403, as the subfolders listing (interface document: "403 applies to
+          // Listing a folder's contents: 403, as the subfolders listing (API contract: "403 applies to
           // insufficient permission on folder contents").
           { method: 'GET', url: `/api/files/list/${folder.id}`, forbidden: [403, 'FOLDER_FORBIDDEN'] },
           { method: 'GET', url: `/api/files/list/${ownerRoot}`, forbidden: [403, 'FOLDER_FORBIDDEN'] },
@@ -1575,7 +1575,7 @@ for (const dialect of DIALECTS) {
       });
 
       // Regression test, once a bug: POST /api/files/upload with a valid first part and an invalid later part (a 300-byte name) answers
-      // 400 INVALID_NAME, yet the first file stays stored (expected: nothing left behind; API.md §4 "A refused or
+      // 400 INVALID_NAME, yet the first file stays stored (expected: nothing left behind; docs/api.md "A refused or
       // broken upload leaves no file, no version and no stored bytes behind"). The client gets no id for it.
       it('a request refused on a later part leaves no file behind', async (t) => {
         const { app } = await buildRetrying(t, dialect);

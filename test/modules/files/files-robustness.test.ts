@@ -406,7 +406,7 @@ for (const dialect of DIALECTS) {
           assert.equal(storedFiles(config).tmp.length, 1);
         },
       );
-      // One request, one outcome (API.md §4: a broken upload leaves no file): the complete first
+      // One request, one outcome (docs/api.md: a broken upload leaves no file): the complete first
       // part is taken back too. Its bytes are unreferenced and go with the next collection.
       const after = await eventually(async () => {
         const s = await storageSnapshot(database, config, user, [root, folder]);

@@ -1,4 +1,4 @@
-// Folder API contract, part 1: every status code the interface document lists for the folder
+// Folder API contract, part 1: every status code the API contract lists for the folder
 // operations, the shapes of their answers, and authorization on every folder route.
 // Only the HTTP API is used (no repositories), on every dialect of the run.
 // Names, uniqueness, moves and paths: tree.test.ts. Totals, copy, trash, restore,
@@ -380,7 +380,7 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    // API.md §1: "A malformed id is 400 (INVALID_ID)", in the query string as in a path or a body.
+    // docs/api.md: "A malformed id is 400 (INVALID_ID)", in the query string as in a path or a body.
     it('subfolders: a malformed ?bucketId= is 400 INVALID_ID', async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);

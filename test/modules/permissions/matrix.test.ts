@@ -1,4 +1,4 @@
-// Which per-user permission each protected file and folder route needs (API.md §5), as ONE table:
+// Which per-user permission each protected file and folder route needs (docs/api.md), as ONE table:
 // every route × {owner, no permission, canView, canDownload, canEdit, no token} → status. The
 // grants are made on a folder the items sit in (or above), so every allowed cell also exercises
 // inheritance. Mutating routes get a fresh fixture per cell, so one cell never sees another's effect.
@@ -101,7 +101,7 @@ const MATRIX: Row[] = [
 
 /**
  * Routes this table leaves to others: public routes (no principal to check), and the share-link
- * routes of the links work (API.md §5 "Links"), which their own tests cover.
+ * routes of the links work (docs/api.md), which their own tests cover.
  */
 const NOT_IN_MATRIX = /^(GET \/api\/files\/public\/|[A-Z]+ \/api\/(files|folders)\/(share\/|shared\/:sharedHash|download\/public\/|revoke\/))/;
 

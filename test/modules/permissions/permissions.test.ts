@@ -1,4 +1,4 @@
-// Per-user permissions (API.md §5): the 201/200 rules of granting, all-or-nothing grants,
+// Per-user permissions (docs/api.md): the 201/200 rules of granting, all-or-nothing grants,
 // inheritance down a folder's subtree, revocation, /shared-with-me, sharedUsersCount, and where an
 // editor's uploads are counted. Which route needs which permission: matrix.test.ts.
 import { describe, it } from 'node:test';

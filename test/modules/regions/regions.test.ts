@@ -1,4 +1,4 @@
-// Regions and locations (interface document: Region, Region location; API.md §6), on every
+// Regions and locations (API contract: Region, Region location; docs/api.md), on every
 // dialect of the run. The expected values come from the data file the project ships.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Storage status (interface document: Storage status; API.md §6): capacity from the quota, use
+// Storage status (API contract: Storage status; docs/api.md): capacity from the quota, use
 // with versions and the trash, the low-space warning and the readable sizes, on every dialect.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
