@@ -3,7 +3,7 @@
  * job on libuv's threadpool. Through node:fs every system call is a job of its own: a pool thread
  * woken for it, then the event loop woken for its answer. A small upload's blob took eight of
  * them (open, write, fsync, close and rename of the file, then open, fsync and close of its
- * directory), and on the 2-core bench VM waking a thread costs more than most of those calls.
+ * directory), and waking a thread costs more than most of those calls.
  *
  * Exports:
  *   writeFileDurably(path, chunks[, renameTo]) -> Promise<void>: creates `path` (it must not

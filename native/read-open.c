@@ -1,9 +1,9 @@
 /*
- * A download's decryption as threadpool jobs (src/crypto/file-decrypt-stream.ts): each job reads a
+ * A download's decryption as threadpool jobs (src/content/file-decrypt-stream.ts): each job reads a
  * run of sealed segments from a blob file and opens them into the caller's buffer. The stream
  * codecs do the same in a cipher worker thread, fed from a file read stream: every batch then
  * crosses threads four times (threadpool to event loop, to the worker, back, to the socket), and
- * on a 2-core machine each crossing wakes a thread. Here the event loop only queues jobs and
+ * each crossing wakes a thread. Here the event loop only queues jobs and
  * pushes their plaintext to the socket, as a bare file server does with its reads.
  *
  * Exports:

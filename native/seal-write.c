@@ -1,9 +1,9 @@
 /*
- * An upload's encryption and checksum as threadpool jobs (src/crypto/file-encrypt-stream.ts). The
+ * An upload's encryption and checksum as threadpool jobs (src/content/file-encrypt-stream.ts). The
  * stream codecs do the same in two cipher worker threads: each batch is posted to a hashing
  * thread, moved on to a sealing thread, sealed, handed to the threadpool to be written, and
- * answered; on a 2-core machine every crossing wakes a thread, and the workers' message handling,
- * buffers and collections cost about as much as the crypto itself. Here the event loop only
+ * answered; every crossing wakes a thread, and the workers' message handling, buffers and
+ * collections cost about as much as the crypto itself. Here the event loop only
  * queues jobs over the request's own body chunks, as a bare server queues its writes.
  *
  * Exports:
@@ -20,7 +20,7 @@
  *          kept by a long upload's stream lives until a full collection).
  *   detachBuffers(arrayBuffers) -> the ArrayBuffers detached: their memory is freed now, not at the
  *          garbage collection that would find them dead (for an upload's body chunks, often a full
- *          one: see src/crypto/file-encrypt-stream.ts); views of them read as empty afterwards
+ *          one: see src/content/file-encrypt-stream.ts); views of them read as empty afterwards
  *   sha256() -> a SHA-256 context
  *   sha256Update(context, chunks) -> Promise<void>: hashes the chunks' bytes, in order, on the
  *          threadpool; one update at a time per context (a second one throws)

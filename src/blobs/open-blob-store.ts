@@ -7,7 +7,7 @@ import { FsBlobStore } from './fs/fs-blob-store.js';
 /**
  * The blob store the configuration names (COFFRE_BLOB_STORE); a filesystem store makes its small
  * files durable with `files` (the crypto engine's). The S3 store is loaded only when
- * named: the AWS SDK alone adds about 25 MB to the resident memory of every process loading it.
+ * named: the AWS SDK alone adds tens of megabytes to the resident memory of every process loading it.
  */
 export async function openBlobStore(config: Config, files?: DurableFiles): Promise<BlobStore> {
   const spec = config.blobStore;

@@ -12,9 +12,8 @@ import type { NativeAddon } from './native-addon.js';
  */
 const JOB_PLAIN_BYTES = 1024 * 1024;
 /**
- * Jobs queued at once: the next one is read and opened while one is sent. Three or four went no
- * faster here (1 GiB A/B, 6 rounds: 64-65 % of the bare ceiling each) and raised peak RSS by
- * 7-16 MB; jobs of 2 MiB were slower (59 %) and took 50 MB more.
+ * Jobs queued at once: the next one is read and opened while one is sent. More jobs, or larger
+ * ones, went no faster and cost memory (the A/B is in docs/performance.md).
  */
 const MAX_JOBS = 2;
 

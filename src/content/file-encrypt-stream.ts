@@ -13,8 +13,8 @@ const JOB_BYTES = 1024 * 1024;
  * Input runs held at once (sealed, written and hashed, or waiting to be): the next runs are read
  * from the socket while earlier ones are sealed and hashed, on other pool threads. SHA-256 costs
  * twice AES-GCM per byte, so the hashing falls behind the sealing, then catches up with one job
- * over every run waiting for it; room for 8 runs rather than 4 let it do so without stopping the
- * socket (1 GiB A/B, 8 rounds: median 615 against 565 MB/s) at the same peak RSS.
+ * over every run waiting for it; room for 8 runs rather than 4 lets it do so without stopping the
+ * socket, at the same peak RSS (docs/performance.md).
  */
 const MAX_RUNS = 8;
 /** Input waiting in the stream's own buffer before the writer is asked to wait. */
@@ -277,8 +277,8 @@ export class FileEncryptStream extends Writable {
    * Runs sealed and hashed, oldest first, are done with, and a waiting write may go on. The memory
    * of their chunks is freed at once (a later run may read a chunk split with it: hence in order).
    * Left to V8, a body chunk that happened to live through two young collections was freed only
-   * by a full one: 30-40 MB of them per GiB uploaded, which either raised the peak RSS or, with
-   * the old generation's limit near a small heap, made V8 run full collections back to back.
+   * by a full one, which either raised the peak RSS or, with the old generation's limit near a
+   * small heap, made V8 run full collections back to back (docs/performance.md).
    */
   private release(): void {
     while (this.runs[0]?.sealed && this.runs[0].hashed) {

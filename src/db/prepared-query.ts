@@ -8,8 +8,8 @@ type DbOrTrx<DB> = Kysely<DB> | Transaction<DB>;
 /**
  * A query that Kysely builds and compiles once per database, then runs with new values.
  *
- * Kysely builds an operation tree and compiles it to SQL on every call: 5–30 µs a query, more
- * than the indexed lookup itself costs on the hot read paths (the token check of every request,
+ * Kysely builds an operation tree and compiles it to SQL on every call, which costs more than
+ * the indexed lookup itself on the hot read paths (the token check of every request,
  * folder details, listings). A prepared query builds its tree once with a placeholder for each
  * value, keeps the SQL text and where each value goes among its parameters, and afterwards only
  * fills in the values. The query stays written with the typed query builder (or `sql`).

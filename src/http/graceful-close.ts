@@ -24,7 +24,7 @@ export function installClosingAnswer(app: FastifyInstance): void {
  * closes idle keep-alive connections only once, when the close starts (fastify/fastify#7044). A
  * connection whose request was in flight then is, once answered, kept open for its client's next
  * request for `keepAliveTimeout` (72 s in Fastify), and the close waits for it: a server stopped
- * under load did not exit until its 10 s limit ended it with an error. With the keep-alive timeout
+ * under load did not exit until its time limit ended it with an error. With the keep-alive timeout
  * down to 1 ms, each such connection closes as soon as its response is written; a client that
  * sends its next request at once gets the 503 of installClosingAnswer.
  */

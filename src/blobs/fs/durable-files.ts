@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { writeAll } from '../../lib/write-all.js';
 
 // Plain descriptors: a FileHandle (an object tracked for its close, with promise plumbing per
-// call) cost about 6 % of a small upload's CPU.
+// call) costs a visible share of a small upload's CPU (docs/performance.md).
 export const openFile = promisify(fs.open);
 export const syncFile = promisify(fs.fsync);
 export const dataSyncFile = promisify(fs.fdatasync);

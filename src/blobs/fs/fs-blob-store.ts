@@ -14,8 +14,8 @@ const READ_HIGH_WATER_MARK = 1024 * 1024;
 const WRITE_BATCH_BYTES = 1024 * 1024;
 /**
  * How much of an upload may wait in the page cache before it is handed to the disk (see
- * write-behind.ts). Every 4, 8 and 16 MiB all took a 1 GiB upload from about 61 % of the bare
- * ceiling (which flushes at the end) to 73-79 % here; 32 MiB left too much for the end (63 %).
+ * write-behind.ts): enough to keep the disk busy while the socket is read, not so much that the
+ * end of an upload waits for a large flush (the A/B is in docs/performance.md).
  */
 const WRITE_BEHIND_BYTES = 8 * 1024 * 1024;
 

@@ -44,8 +44,8 @@ export async function findFolderWithNamesTaken(db: DbOrTrx, folderId: string, na
  * The statement of findFolderWithNamesTaken. Each name is one lookup of the live-name indexes
  * (folder, name). Written as `name in (…)`, PostgreSQL planned it as a scan of the folder's whole
  * range of the index with the names as a filter whenever its statistics saw the folder as small
- * (a table not analysed since it grew, as with autovacuum off): 3-5 ms at 15,000 files, growing
- * with the folder. A correlated lookup per name is planned as a search on both columns (SQLite
+ * (a table not analysed since it grew, as with autovacuum off), a cost that grows with the
+ * folder. A correlated lookup per name is planned as a search on both columns (SQLite
  * too); `column1` is what both dialects call a VALUES list's first column. Planned each time on
  * PostgreSQL: one plan per list length would be kept from when the folder was small (see also
  * migration 008).
