@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { unwrapKey } from '../../src/crypto/key-wrap.js';
+import { keyProofOf } from '../../src/modules/links/links.key-proof.js';
 import { openSealed } from '../support/sealed.js';
 import { DIALECTS, build, client, signUp, type TestUser } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
@@ -211,7 +212,8 @@ for (const dialect of DIALECTS) {
       const inner = await putFile(app, owner, sub, 'inner.bin', data);
       for (const [kind, id, hashName, expectedWraps] of [['files', file.id, undefined, 2], ['folders', shared, inner.hashName, 4]] as const) {
         const { hash, key } = splitLink((await owner.api.post(`/api/${kind}/share/${id}`, {})).body.data.shareLink);
-        const res = await publicPost(app, `/api/files/download/public/${hash}/sealed`, hashName ? { hashName } : {});
+        const keyProof = keyProofOf(Buffer.from(key, 'base64url'));
+        const res = await publicPost(app, `/api/files/download/public/${hash}/sealed`, hashName ? { hashName, keyProof } : { keyProof });
         assert.equal(res.status, 200);
         const wraps = String(res.headers['x-coffre-key-chain']).split(',');
         const ids = String(res.headers['x-coffre-key-ids']).split(',');

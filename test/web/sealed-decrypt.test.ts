@@ -3,14 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { DamagedContentError, WrongKeyError, chainFromHeaders, decryptStream, unwrapChain } from '../../web/src/crypto/sealed.js';
+import { keyProofOf } from '../../src/modules/links/links.key-proof.js';
 import { DIALECTS, build, signUp } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
 
 // The browser's decryptor (web/src/crypto/sealed.ts), run here on Node's WebCrypto, against the
 // ciphertext and key chain the server's sealed route sends: the two must agree byte for byte.
 
-async function sealedDownload(app: FastifyInstance, sharedHash: string, body: object = {}) {
-  const res = await app.inject({ method: 'POST', url: `/api/files/download/public/${sharedHash}/sealed`, payload: body });
+async function sealedDownload(app: FastifyInstance, sharedHash: string, linkKey: string, body: object = {}) {
+  const payload = { ...body, keyProof: keyProofOf(Buffer.from(linkKey, 'base64url')) };
+  const res = await app.inject({ method: 'POST', url: `/api/files/download/public/${sharedHash}/sealed`, payload });
   assert.equal(res.statusCode, 200, res.body);
   return { headers: new Headers(res.headers as Record<string, string>), bytes: new Uint8Array(res.rawPayload) };
 }
@@ -57,7 +59,7 @@ for (const dialect of DIALECTS) {
           await unwrapChain(key, [info.keyCheck.wrapped], [info.keyCheck.id]);
           await assert.rejects(unwrapChain(randomBytes(32).toString('base64url'), [info.keyCheck.wrapped], [info.keyCheck.id]), WrongKeyError);
         }
-        const { headers, bytes } = await sealedDownload(app, hash);
+        const { headers, bytes } = await sealedDownload(app, hash, key);
         for (const chunk of [1, 16, 7000, SEG + 16, 1 << 20]) {
           if (chunk === 1 && size >= SEG) continue; // byte by byte on big files is just slow
           const plain = await decrypt(key, headers, bytes, chunk);
@@ -76,7 +78,7 @@ for (const dialect of DIALECTS) {
       const link = await ada.api.post(`/api/folders/share/${parent}`, {});
       assert.equal(link.status, 201);
       const { hash, key } = splitLink(link.body.data.shareLink);
-      const { headers, bytes } = await sealedDownload(app, hash, { hashName: file.hashName });
+      const { headers, bytes } = await sealedDownload(app, hash, key, { hashName: file.hashName });
       assert.equal(chainFromHeaders(headers).chain.length, 4, 'link → folder, subfolder, file, data key');
       assert.ok((await decrypt(key, headers, bytes)).equals(data));
 
