@@ -1,0 +1,69 @@
+import net from 'node:net';
+
+/** A TCP proxy in front of a test server that breaks one response off, as a dropped network does. */
+export interface CuttingProxy {
+  port: number;
+  /** How many responses it broke off (at most one). */
+  readonly cuts: number;
+  /** Stops listening and destroys every connection it holds. */
+  close(): Promise<void>;
+}
+
+/**
+ * Forwards 127.0.0.1:<port> to `targetPort`. The first request whose head matches `match` has its
+ * response cut after `cutAfter` bytes (head included): both sides are destroyed, once; everything
+ * else passes untouched.
+ */
+export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: number): Promise<CuttingProxy> {
+  const sockets = new Set<net.Socket>();
+  let armed = true;
+  let cuts = 0;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    let watching = false;
+    let head = '';
+    let sent = 0;
+    client.on('data', (data: Buffer) => {
+      if (armed && !watching) {
+        head = (head + data.toString('latin1')).slice(-4096);
+        watching = match.test(head);
+      }
+      upstream.write(data);
+    });
+    upstream.on('data', (data: Buffer) => {
+      if (watching && armed && sent + data.length >= cutAfter) {
+        armed = false;
+        cuts++;
+        upstream.destroy();
+        client.write(data.subarray(0, cutAfter - sent), () => client.destroy());
+        return;
+      }
+      if (watching) sent += data.length;
+      client.write(data);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    get cuts() {
+      return cuts;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
