@@ -5,6 +5,8 @@ export interface CuttingProxy {
   port: number;
   /** How many responses it broke off (at most one). */
   readonly cuts: number;
+  /** The heads of the requests that matched, as they went to the server. */
+  readonly matched: string[];
   /** Stops listening and destroys every connection it holds. */
   close(): Promise<void>;
 }
@@ -18,6 +20,7 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
   const sockets = new Set<net.Socket>();
   let armed = true;
   let cuts = 0;
+  const matched: string[] = [];
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
     for (const s of [client, upstream]) {
@@ -33,6 +36,8 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
     let head = '';
     let sent = 0;
     client.on('data', (data: Buffer) => {
+      const text = data.toString('latin1');
+      if (match.test(text)) matched.push(text.slice(0, Math.max(0, text.indexOf('\r\n\r\n'))));
       if (armed && !watching) {
         head = (head + data.toString('latin1')).slice(-4096);
         watching = match.test(head);
@@ -60,6 +65,7 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
     get cuts() {
       return cuts;
     },
+    matched,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
