@@ -24,3 +24,8 @@ export function proofMatches(keyCheck: string, proof: string | undefined): boole
   const given = Buffer.from(keyCheckOf(proof), 'hex');
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
+
+/** 43 base64url characters are exactly 32 bytes; anything else cannot be a link key (an empty buffer opens nothing). */
+export function linkKeyBytes(key: string | undefined): Buffer {
+  return key && /^[A-Za-z0-9_-]{43}$/.test(key) ? Buffer.from(key, 'base64url') : Buffer.alloc(0);
+}

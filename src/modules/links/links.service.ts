@@ -19,7 +19,7 @@ import { findFile, findFileByHashName, findVersion } from '../files/files.reposi
 import type { DownloadOptions, FileService } from '../files/files.service.js';
 import { folderKey } from '../folders/folders.keys.js';
 import { findFolder, keyChain } from '../folders/folders.repository.js';
-import { keyCheckOf, keyProofOf, proofMatches } from './links.key-proof.js';
+import { keyCheckOf, keyProofOf, linkKeyBytes, proofMatches } from './links.key-proof.js';
 import { LinkTransfer, endTransfer, findPass, newPass, passOpens, resumePass } from './links.passes.js';
 import * as repo from './links.repository.js';
 
@@ -37,10 +37,6 @@ export interface SealedDownload {
   keyChain: string[];
 }
 
-/** 43 base64url characters are exactly 32 bytes; anything else cannot be a link key (an empty buffer opens nothing). */
-function linkKeyBytes(key: string | undefined): Buffer {
-  return key && /^[A-Za-z0-9_-]{43}$/.test(key) ? Buffer.from(key, 'base64url') : Buffer.alloc(0);
-}
 
 export interface LinkSettings {
   password?: string;
