@@ -13,8 +13,8 @@ export interface CuttingProxy {
 
 /**
  * Forwards 127.0.0.1:<port> to `targetPort`. The first request whose head matches `match` has its
- * response cut after `cutAfter` bytes (head included): both sides are destroyed, once; everything
- * else passes untouched.
+ * response cut after `cutAfter` bytes (head included): the server's side is destroyed and the
+ * client's closed, once; everything else passes untouched.
  */
 export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: number): Promise<CuttingProxy> {
   const sockets = new Set<net.Socket>();
@@ -26,12 +26,11 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
+      s.on('close', () => sockets.delete(s));
     }
+    // The server gone: the client gets what was sent, then the end; the client gone: the server is cut too.
+    upstream.on('close', () => client.end());
+    client.on('close', () => upstream.destroy());
     let watching = false;
     let head = '';
     let sent = 0;
@@ -49,7 +48,9 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
         armed = false;
         cuts++;
         upstream.destroy();
-        client.write(data.subarray(0, cutAfter - sent), () => client.destroy());
+        // Sent, then closed before the announced length: a reset instead would let the browser's
+        // TCP stack drop the bytes it has not handed to the page yet.
+        client.end(data.subarray(0, cutAfter - sent));
         return;
       }
       if (watching) sent += data.length;
