@@ -23,18 +23,15 @@ export interface Pass {
 }
 
 /**
- * One counted transfer, made by the route before the service runs: `presented` is the pass the
- * client sent back; the service calls `hold` once the transfer holds an access (reserved or
- * joined), and the route calls `end` when the response ends, which settles the pass.
+ * One counted transfer, made by the route before the service runs: the service calls `hold` once
+ * the transfer holds an access (reserved, or joined on the pass the client sent back), and the
+ * route calls `end` when the response ends, which settles the pass.
  */
 export class LinkTransfer {
   private pass: Pass | null = null;
   private ended: boolean | undefined;
 
-  constructor(
-    readonly presented: string | undefined,
-    private readonly settle: (pass: Pass, delivered: boolean) => void,
-  ) {}
+  constructor(private readonly settle: (pass: Pass, delivered: boolean) => void) {}
 
   /** The pass this transfer holds an access on; settled at once when the response already ended. */
   hold(pass: Pass): void {

@@ -32,8 +32,8 @@ function visitor(request: FastifyRequest, body: { password?: string; encryptionK
  * The transfer of a counted download: its access is spent when the response's last byte went
  * out with a 200 or 206 ('finish'), given back when the client broke off first ('close' alone).
  */
-function watchTransfer(links: ReturnType<typeof linkService>, request: FastifyRequest, reply: FastifyReply, who: Visitor) {
-  const transfer = links.transfer(who.pass, (error) => request.log.error({ err: error }, 'could not settle a link pass'));
+function watchTransfer(links: ReturnType<typeof linkService>, request: FastifyRequest, reply: FastifyReply) {
+  const transfer = links.transfer((error) => request.log.error({ err: error }, 'could not settle a link pass'));
   reply.raw.once('finish', () => transfer.end(reply.raw.statusCode === 200 || reply.raw.statusCode === 206));
   reply.raw.once('close', () => transfer.end(false));
   return transfer;
@@ -135,7 +135,7 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       },
     }, async (request, reply) => {
       const who = visitor(request, request.body);
-      const transfer = watchTransfer(links, request, reply, who);
+      const transfer = watchTransfer(links, request, reply);
       const download = await links.download(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
       passHeaders(reply, transfer);
       return sendDownload(reply, download, metrics);
@@ -153,7 +153,7 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       },
     }, async (request, reply) => {
       const who = visitor(request, request.body);
-      const transfer = watchTransfer(links, request, reply, who);
+      const transfer = watchTransfer(links, request, reply);
       const sealed = await links.sealed(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
       passHeaders(reply, transfer);
       reply.headers({

@@ -396,8 +396,8 @@ export function linkService(ctx: AppContext, files: FileService) {
   }
 
   /** A transfer of a request whose pass (if any) `endTransfer` settles when the response ends. */
-  function transfer(presented: string | undefined, onError: (error: unknown) => void): LinkTransfer {
-    return new LinkTransfer(presented, (pass, delivered) => endTransfer(db, pass, delivered, nowIso()).catch(onError));
+  function transfer(onError: (error: unknown) => void): LinkTransfer {
+    return new LinkTransfer((pass, delivered) => endTransfer(db, pass, delivered, nowIso()).catch(onError));
   }
 
   return { create, list, update, revoke, fileInfo, openFolder, download, sealed, transfer };
