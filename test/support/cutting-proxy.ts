@@ -7,19 +7,25 @@ export interface CuttingProxy {
   readonly cuts: number;
   /** The heads of the requests that matched, as they went to the server. */
   readonly matched: string[];
+  /**
+   * Closes the client's side of the cut connection (after `cutAfter` bytes it only stalls): the
+   * test calls it once the page has read what came, which a closed stream would have dropped.
+   */
+  drop(): void;
   /** Stops listening and destroys every connection it holds. */
   close(): Promise<void>;
 }
 
 /**
  * Forwards 127.0.0.1:<port> to `targetPort`. The first request whose head matches `match` has its
- * response cut after `cutAfter` bytes (head included): the server's side is destroyed and the
- * client's closed, once; everything else passes untouched.
+ * response cut after `cutAfter` bytes (head included): the server's side is destroyed at once,
+ * the client's stalls until `drop`; everything else passes untouched.
  */
 export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: number): Promise<CuttingProxy> {
   const sockets = new Set<net.Socket>();
   let armed = true;
   let cuts = 0;
+  let stalledClient: net.Socket | null = null;
   const matched: string[] = [];
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
@@ -28,8 +34,9 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
       s.on('error', () => {});
       s.on('close', () => sockets.delete(s));
     }
-    // The server gone: the client gets what was sent, then the end; the client gone: the server is cut too.
-    upstream.on('close', () => client.end());
+    // The server gone: the client gets what was sent, then the end (unless this is the stalled cut);
+    // the client gone: the server is cut too.
+    upstream.on('close', () => client !== stalledClient && client.end());
     client.on('close', () => upstream.destroy());
     let watching = false;
     let head = '';
@@ -38,7 +45,7 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
       const text = data.toString('latin1');
       if (match.test(text)) matched.push(text.slice(0, Math.max(0, text.indexOf('\r\n\r\n'))));
       if (armed && !watching) {
-        head = (head + data.toString('latin1')).slice(-4096);
+        head = (head + text).slice(-4096);
         watching = match.test(head);
       }
       upstream.write(data);
@@ -47,10 +54,9 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
       if (watching && armed && sent + data.length >= cutAfter) {
         armed = false;
         cuts++;
+        stalledClient = client;
+        client.write(data.subarray(0, cutAfter - sent));
         upstream.destroy();
-        // Sent, then closed before the announced length: a reset instead would let the browser's
-        // TCP stack drop the bytes it has not handed to the page yet.
-        client.end(data.subarray(0, cutAfter - sent));
         return;
       }
       if (watching) sent += data.length;
@@ -67,6 +73,7 @@ export async function cuttingProxy(targetPort: number, match: RegExp, cutAfter: 
       return cuts;
     },
     matched,
+    drop: () => stalledClient?.end(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
