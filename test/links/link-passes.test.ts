@@ -224,7 +224,8 @@ for (const dialect of DIALECTS) {
       // A range past the end is 416, and counts nothing.
       assertErrorBody(await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass, range: `bytes=${storedSize}-` } }), 416, 'RANGE_NOT_SATISFIABLE');
 
-      // Once its window is over, the pass opens nothing.
+      // Once its window is over, the pass opens nothing (the transfers above are all settled first).
+      await eventually(async () => assert.equal(Number((await passRow(db, pass))?.in_flight), 0), 20_000);
       await db.updateTable('link_passes').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('token_hash', '=', hashPassToken(pass)).execute();
       assertErrorBody(await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass } }), 410, 'LINK_EXHAUSTED');
       assert.equal(await accessCount(db, hash), 1);
