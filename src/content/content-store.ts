@@ -79,6 +79,9 @@ export interface SealedVersion {
 export interface SealedContent extends OpenedContent {
   /** From the client's key down to the data key, each wrap opened by the key before it. */
   keyChain: KeyWrap[];
+  /** The whole stored length, and the part of it `stream` holds when a range was picked. */
+  storedSize: number;
+  range?: ByteRange;
 }
 
 /** A version's plaintext, whole or a range, and how many bytes it holds. */
@@ -118,9 +121,10 @@ export interface ContentStore {
   /**
    * A version's stored bytes as they are, for a client that decrypts them itself (the link page),
    * with the key chain that opens them: `above` (the wraps from the client's key down to the
-   * version's file key), then the version's own data-key wrap.
+   * version's file key), then the version's own data-key wrap. `pickRange`, given the stored
+   * length, chooses a byte range of the stored bytes to send (or throws, e.g. 416).
    */
-  sealed(version: SealedVersion, above: KeyWrap[]): Promise<SealedContent>;
+  sealed(version: SealedVersion, above: KeyWrap[], pickRange?: (storedSize: number) => ByteRange | undefined): Promise<SealedContent>;
 }
 
 /**
@@ -221,11 +225,14 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
     }
   }
 
-  async function sealed(version: SealedVersion, above: KeyWrap[]): Promise<SealedContent> {
+  async function sealed(version: SealedVersion, above: KeyWrap[], pickRange?: (storedSize: number) => ByteRange | undefined): Promise<SealedContent> {
     const keyChain = [...above, { id: version.id, wrapped: version.dataKeyWrapped }];
     const inline = version.size <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blobId) : null;
-    if (inline) return { stream: Readable.from([inline]), length: inline.length, keyChain };
-    return { stream: await blobs.get(version.blobId), length: await storedSizeOf(db, version.blobId), keyChain };
+    const storedSize = inline ? inline.length : await storedSizeOf(db, version.blobId);
+    const range = pickRange?.(storedSize);
+    const length = range ? range.end - range.start + 1 : storedSize;
+    if (inline) return { stream: Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline]), length, storedSize, range, keyChain };
+    return { stream: await blobs.get(version.blobId, range), length, storedSize, range, keyChain };
   }
 
   return {

@@ -21,6 +21,7 @@ export interface Database {
   permissions: PermissionsTable;
   job_leases: JobLeasesTable;
   upload_holds: UploadHoldsTable;
+  link_passes: LinkPassesTable;
 }
 
 export interface UsersTable {
@@ -173,8 +174,21 @@ export interface ShareLinksTable {
   can_edit: number;
   is_public: number;
   revoked_at: string | null;
+  /** SHA-256 (hex) of the link's key proof (migration 013); null on older links. */
+  key_check: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A resume pass of a file link's download (migration 013, links/link-passes.ts). */
+export interface LinkPassesTable {
+  token_hash: string;
+  link_id: string;
+  version_id: string;
+  state: 'held' | 'spent' | 'released';
+  in_flight: number;
+  expires_at: string;
+  created_at: string;
 }
 
 export interface FilesTable {
@@ -251,6 +265,7 @@ export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type FileRow = Selectable<FilesTable>;
 export type ShareLinkRow = Selectable<ShareLinksTable>;
+export type LinkPassRow = Selectable<LinkPassesTable>;
 export type NewFile = Insertable<FilesTable>;
 export type FileVersionRow = Selectable<FileVersionsTable>;
 export type TokenRow = Selectable<TokensTable>;

@@ -71,7 +71,7 @@ describe('many instances over one PostgreSQL and one S3 bucket', { skip: !DIALEC
 
   it('three instances started at once on an empty schema migrate it once and are all ready on PostgreSQL and S3', async () => {
     const applied = await database.db.selectFrom('coffre_migrations' as any).select('name').execute();
-    assert.deepEqual(applied.map((r: any) => r.name).sort(), ['001-foundation', '002-files', '003-share-links', '004-permissions', '005-scale-out', '006-token-revocations', '007-listing-versions', '008-trash-indexes', '009-deleted-indexes', '010-inline-blobs', '011-session-details', '012-upload-holds']);
+    assert.deepEqual(applied.map((r: any) => r.name).sort(), ['001-foundation', '002-files', '003-share-links', '004-permissions', '005-scale-out', '006-token-revocations', '007-listing-versions', '008-trash-indexes', '009-deleted-indexes', '010-inline-blobs', '011-session-details', '012-upload-holds', '013-link-passes']);
     for (const instance of instances) {
       const ready = await http(instance.url, 'GET', '/readyz');
       assert.equal(ready.status, 200, `${instance.name}: ${JSON.stringify(ready.body)}`);

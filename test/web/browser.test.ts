@@ -11,6 +11,7 @@ import { buildWeb } from '../../scripts/build-web.mjs';
 import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
 import { DIALECTS, build } from '../helper.js';
+import { cuttingProxy } from '../support/cutting-proxy.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
 declare const document: any, DataTransfer: any, DragEvent: any, localStorage: any;
@@ -277,6 +278,64 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: '+ Nouveau dossier' }).waitFor();
       await screenshot(page, 'phone-fr');
 
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
+
+    it('the link page resumes a download the network broke off', { timeout: 120_000 }, async (t) => {
+      const started = await startServer(t, dialect);
+      if (!started) return;
+      const { browser, base } = started;
+      const violations: string[] = [];
+      const api = async (method: string, url: string, token: string | null, body?: unknown, raw?: Buffer) => {
+        const res = await fetch(`${base}/api${url}`, {
+          method,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': raw ? 'application/octet-stream' : 'application/json' },
+          body: raw ?? (body ? JSON.stringify(body) : undefined),
+          signal: AbortSignal.timeout(30_000),
+        });
+        return { status: res.status, body: (await res.json().catch(() => null)) as any };
+      };
+      const reg = await api('POST', '/auth/register', null, { email: `di-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', name: 'Di' });
+      assert.equal(reg.status, 201);
+      const token: string = reg.body.data.accessToken;
+      const root = (await api('GET', `/folders/root/subfolders?bucketId=${reg.body.data.user.defaultBucketId}`, token)).body.data.parentFolder.id;
+      const data = randomBytes(4 * 1024 * 1024);
+      const uploaded = await api('PUT', `/files/upload/${root}?name=big.bin`, token, undefined, data);
+      assert.equal(uploaded.status, 201);
+      const fileId = uploaded.body.data.id;
+      const link = await api('POST', `/files/share/${fileId}`, token, { maxAccess: 1 });
+      assert.equal(link.status, 201);
+
+      // The page goes through a proxy that breaks the sealed download off at 1 MiB, once.
+      const proxy = await cuttingProxy(Number(new URL(base).port), /POST \/api\/files\/download\/public\/[^ ]+\/sealed /, 1024 * 1024);
+      t.after(() => proxy.close());
+      const viaProxy = link.body.data.shareLink.replace(base, `http://127.0.0.1:${proxy.port}`);
+      const { context, page } = await newPage(browser, violations);
+      t.after(() => context.close());
+      await page.goto(viaProxy, { timeout: 20_000 });
+      await page.getByRole('heading', { name: /big\.bin/ }).waitFor({ timeout: 20_000 });
+      // The download, or the first error the page shows (so a failure does not wait out the timeout).
+      const outcome = Promise.race([
+        page.waitForEvent('download', { timeout: 90_000 }),
+        page.locator('.public-card p.error, .public-card .closed').first().waitFor({ timeout: 90_000 }).then(() => null),
+      ]);
+      outcome.catch(() => {}); // awaited below; kept from counting as unhandled meanwhile
+      await page.getByRole('button', { name: 'Download' }).click({ timeout: 20_000 });
+      // The proxy stalls after 1 MiB; once the page has read it (a quarter of the bytes), the network drops.
+      await page.waitForFunction(() => Number(document.querySelector('.download-progress progress')?.value) >= 20, undefined, { timeout: 30_000 });
+      proxy.drop();
+      const download = await outcome;
+      assert.ok(download, `the page failed: ${await page.locator('.public-card').innerText({ timeout: 5_000 })}`);
+      const saved = fs.readFileSync((await download.path())!);
+      assert.equal(proxy.cuts, 1, 'the proxy broke the download off');
+      assert.ok(saved.equals(data), 'the saved file is the upload, byte for byte');
+      await page.getByText('Downloaded and decrypted in your browser').waitFor({ timeout: 20_000 });
+      // The resume asked for the rest only, with the pass of the first response.
+      assert.equal(proxy.matched.length, 2);
+      assert.match(proxy.matched[1], /\r\nx-coffre-pass: [A-Za-z0-9_-]{20,}\r\n/i);
+      assert.match(proxy.matched[1], /\r\nrange: bytes=\d+-\r\n/i);
+      const listed = await api('GET', `/files/share/${fileId}`, token);
+      assert.equal(listed.body.data[0].accessCount, 1, 'one access in all');
       assert.deepEqual(violations, [], 'no CSP violation or page error');
     });
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
@@ -15,9 +15,38 @@ import { linkService, type LinkKind, type Visitor } from './links.service.js';
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
 const publicRoute = { public: true };
 
-function visitor(request: FastifyRequest, body: { password?: string; encryptionKey?: string; hashName?: string }): Visitor {
-  return { password: body.password, encryptionKey: body.encryptionKey, hashName: body.hashName, address: request.ip, principal: request.principal };
+function visitor(request: FastifyRequest, body: { password?: string; encryptionKey?: string; keyProof?: string; hashName?: string }): Visitor {
+  const pass = request.headers['x-coffre-pass'];
+  return {
+    password: body.password,
+    encryptionKey: body.encryptionKey,
+    keyProof: body.keyProof,
+    hashName: body.hashName,
+    pass: typeof pass === 'string' && pass !== '' ? pass : undefined,
+    address: request.ip,
+    principal: request.principal,
+  };
 }
+
+/**
+ * The transfer of a counted download: its access is spent when the response's last byte went
+ * out with a 200 or 206 ('finish'), given back when the client broke off first ('close' alone).
+ */
+function watchTransfer(links: ReturnType<typeof linkService>, request: FastifyRequest, reply: FastifyReply) {
+  const transfer = links.transfer((error) => request.log.error({ err: error }, 'could not settle a link pass'));
+  reply.raw.once('finish', () => transfer.end(reply.raw.statusCode === 200 || reply.raw.statusCode === 206));
+  reply.raw.once('close', () => transfer.end(false));
+  return transfer;
+}
+
+/** Tells the client the pass that resumes this download without spending another access. */
+function passHeaders(reply: FastifyReply, transfer: ReturnType<typeof watchTransfer>): void {
+  const pass = transfer.held;
+  if (pass) reply.headers({ 'x-coffre-pass': pass.token, 'x-coffre-pass-expires': pass.expiresAt });
+}
+
+const PASS_NOTE =
+  ' A file link counts one access per download that delivers its last byte: one broken off first gives its access back. Each counted response carries `X-Coffre-Pass` (and `X-Coffre-Pass-Expires`); sent back as the `x-coffre-pass` header, it resumes the same version (with `Range`) for 15 minutes after the transfer ended without spending another access. It replaces neither the key nor the password.';
 
 /** Share links: the owner's routes under /files and /folders, and the three public routes (API.md §5). */
 export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
@@ -74,21 +103,22 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       schema: {
         tags,
         summary: 'What a file link shares (public)',
-        description: 'Name, size and type of the file and the link\'s limits. Needs the password of a protected link; counts no access.',
+        description: 'Name, size and type of the file and the link\'s limits. Needs the password of a protected link; counts no access. The `x-coffre-pass` of a download of this version gets past an exhausted limit.',
         params: S.SharedHashParams,
         body: S.PublicInfoBody,
         response: { 200: Envelope(S.SharedFileInfo), ...errorResponses(401, 403, 404, 410, 429) },
       },
     }, async (request) => envelope(await links.fileInfo(request.params.sharedHash, visitor(request, request.body))));
 
+
     app.post('/folders/shared/:sharedHash', {
       config: publicRoute,
       schema: {
         tags,
         summary: 'Open a folder link (public)',
-        description: 'The folder, the files of its tree with their `hashName` and its totals. Counts one access.',
+        description: 'The folder, the files of its tree with their `hashName` and its totals. Counts one access; an `encryptionKey` or `keyProof` sent is checked first (403 when wrong, nothing counted).',
         params: S.SharedHashParams,
-        body: S.PublicInfoBody,
+        body: S.FolderOpenBody,
         response: { 200: Envelope(S.SharedFolderContent), ...errorResponses(401, 403, 404, 410, 429) },
       },
     }, async (request) => envelope(await links.openFolder(request.params.sharedHash, visitor(request, request.body))));
@@ -98,13 +128,16 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       schema: {
         tags,
         summary: 'Download through a link (public)',
-        description: 'Decrypts with the `encryptionKey` from the link\'s fragment (the server cannot otherwise). A file link counts one access per download; a folder link takes the `hashName` of a file of its tree. Supports `Range`.',
+        description: `Decrypts with the \`encryptionKey\` from the link's fragment (the server cannot otherwise), checked before anything is counted. A folder link takes the \`hashName\` of a file of its tree. Supports \`Range\`.${PASS_NOTE}`,
         params: S.SharedHashParams,
         body: S.PublicDownloadBody,
         response: { 200: binary, 206: binary, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
       },
     }, async (request, reply) => {
-      const download = await links.download(request.params.sharedHash, visitor(request, request.body), downloadHeaders(request.headers));
+      const who = visitor(request, request.body);
+      const transfer = watchTransfer(links, request, reply);
+      const download = await links.download(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
+      passHeaders(reply, transfer);
       return sendDownload(reply, download, metrics);
     });
 
@@ -113,22 +146,28 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
       schema: {
         tags,
         summary: 'Download the encrypted content and its key chain (public)',
-        description: 'Same checks and access counting as the download, but the body is the stored ciphertext and `X-Coffre-Key-Chain` holds the wrapped keys from the link key down to the data key (outermost first; `X-Coffre-Key-Ids` gives each wrap\'s id, its associated data), so a browser decrypts with the fragment key that never leaves it.',
+        description: `Same checks and access counting as the download, but the body is the stored ciphertext and \`X-Coffre-Key-Chain\` holds the wrapped keys from the link key down to the data key (outermost first; \`X-Coffre-Key-Ids\` gives each wrap's id, its associated data), so a browser decrypts with the fragment key that never leaves it. Links made since key checks need \`keyProof\` (403 when missing or wrong, nothing counted). \`Range\` and \`If-Range\` apply to the stored bytes.${PASS_NOTE}`,
         params: S.SharedHashParams,
         body: S.SealedDownloadBody,
-        response: { 200: binary, ...errorResponses(400, 401, 403, 404, 410, 429) },
+        response: { 200: binary, 206: binary, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
       },
     }, async (request, reply) => {
-      const sealed = await links.sealed(request.params.sharedHash, visitor(request, request.body));
+      const who = visitor(request, request.body);
+      const transfer = watchTransfer(links, request, reply);
+      const sealed = await links.sealed(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
+      passHeaders(reply, transfer);
       reply.headers({
         ...CONTENT_SECURITY_HEADERS,
         'content-type': 'application/octet-stream',
-        'content-length': sealed.size,
+        'content-length': sealed.length,
         'content-disposition': attachmentDisposition(sealed.name),
         'cache-control': 'no-store',
+        'accept-ranges': 'bytes',
+        etag: sealed.etag,
         'x-coffre-key-chain': sealed.keyChain.join(','),
         'x-coffre-key-ids': sealed.keyIds.join(','),
       });
+      if (sealed.range) reply.code(206).header('content-range', `bytes ${sealed.range.start}-${sealed.range.end}/${sealed.storedSize}`);
       return reply.send(sealed.body as never);
     });
   };

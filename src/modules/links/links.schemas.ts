@@ -62,8 +62,23 @@ export const PublicDownloadBody = Type.Object(
   { additionalProperties: false },
 );
 
+const keyProof = Type.String({ maxLength: 64, description: 'base64url(HMAC-SHA256(link key, "coffre-link-key-check")): shows the link key without sending it' });
+
+export const FolderOpenBody = Type.Object(
+  {
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+    encryptionKey: Type.Optional(Type.String({ maxLength: 256, description: 'Optional: checked before the open is counted' })),
+    keyProof: Type.Optional(keyProof),
+  },
+  { additionalProperties: false },
+);
+
 export const SealedDownloadBody = Type.Object(
-  { password: Type.Optional(Type.String({ maxLength: 1024 })), hashName: Type.Optional(Type.String({ maxLength: 64 })) },
+  {
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+    hashName: Type.Optional(Type.String({ maxLength: 64 })),
+    keyProof: Type.Optional(keyProof),
+  },
   { additionalProperties: false },
 );
 

@@ -6,19 +6,37 @@ import { assertNotThrottled, consumeAttempt, type ThrottleRule } from '../../acc
 import type { AppContext, Principal } from '../../context.js';
 import { KeyUnwrapError, openChildKey } from '../../crypto/keyring.js';
 import { unwrapKey, wrapKey } from '../../crypto/key-wrap.js';
-import type { FileRow, FolderRow, ShareLinkRow } from '../../db/schema.js';
+import type { ByteRange } from '../../blobs/blob-store.js';
+import type { DbOrTrx } from '../../db/database.js';
+import type { FileRow, FolderRow, LinkPassRow, ShareLinkRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { newId, randomToken } from '../../lib/ids.js';
 import { hashPassword, verifyPassword } from '../../lib/secrets.js';
+import { parseRange } from '../../http/range.js';
 import { formatSize } from '../../lib/size-format.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
 import { findFile, findFileByHashName, findVersion } from '../files/files.repository.js';
 import type { DownloadOptions, FileService } from '../files/files.service.js';
 import { folderKey } from '../folders/folders.keys.js';
 import { findFolder, keyChain } from '../folders/folders.repository.js';
+import { keyCheckOf, keyProofOf, linkKeyBytes, proofMatches } from './links.key-proof.js';
+import { LinkTransfer, endTransfer, findPass, newPass, passOpens, resumePass } from './links.passes.js';
 import * as repo from './links.repository.js';
 
 export type LinkKind = 'file' | 'folder';
+
+/** What the sealed route sends: stored bytes (all, or `range` of `storedSize`) and the key chain. */
+export interface SealedDownload {
+  body: Readable;
+  length: number;
+  storedSize: number;
+  range?: ByteRange;
+  etag: string;
+  name: string;
+  keyIds: string[];
+  keyChain: string[];
+}
+
 
 export interface LinkSettings {
   password?: string;
@@ -34,7 +52,11 @@ export interface LinkSettings {
 export interface Visitor {
   password?: string;
   encryptionKey?: string;
+  /** The link's key proof (links.key-proof.ts), from a client that keeps the key to itself. */
+  keyProof?: string;
   hashName?: string;
+  /** The resume pass of an earlier download (`x-coffre-pass`). */
+  pass?: string;
   address: string;
   principal: Principal | null;
 }
@@ -114,6 +136,7 @@ export function linkService(ctx: AppContext, files: FileService) {
       can_edit: input.canEdit ? 1 : 0,
       is_public: input.isPublic === false ? 0 : 1,
       revoked_at: null,
+      key_check: keyCheckOf(keyProofOf(linkKey)),
       created_at: now,
       updated_at: now,
     };
@@ -159,22 +182,29 @@ export function linkService(ctx: AppContext, files: FileService) {
 
   // ---- public side ----
 
-  /** The 410 that describes why a link no longer opens, or null while it does. */
-  function closedReason(link: ShareLinkRow, now: string): AppError | null {
+  /** The 410 that describes why a link no longer opens, or null while it does (a pass gets past the limit). */
+  function closedReason(link: ShareLinkRow, now: string, passOpen = false): AppError | null {
     if (link.revoked_at) return new AppError('LINK_REVOKED');
     if (link.expires_at && link.expires_at <= now) return new AppError('LINK_EXPIRED');
-    if (Number(link.max_access) > 0 && Number(link.access_count) >= Number(link.max_access)) return new AppError('LINK_EXHAUSTED');
+    if (!passOpen && exhausted(link)) return new AppError('LINK_EXHAUSTED');
     return null;
+  }
+
+  function exhausted(link: ShareLinkRow): boolean {
+    return Number(link.max_access) > 0 && Number(link.access_count) >= Number(link.max_access);
   }
 
   /**
    * Finds a link and checks, in order: it exists (404), it is open (410), a non-public link's
    * visitor is signed in (401), the password (401 missing / 403 wrong, throttled per address).
    */
-  async function admit(sharedHash: string, visitor: Visitor, kind?: LinkKind): Promise<{ link: ShareLinkRow; rules: ThrottleRule[] }> {
+  async function admit(sharedHash: string, visitor: Visitor, kind?: LinkKind): Promise<{ link: ShareLinkRow; rules: ThrottleRule[]; pass?: LinkPassRow }> {
     const link = await repo.findLinkByHash(db, sharedHash);
     if (!link || (kind && link.kind !== kind)) throw new AppError('LINK_NOT_FOUND');
-    const closed = closedReason(link, nowIso());
+    const now = nowIso();
+    const found = visitor.pass && link.kind === 'file' ? await findPass(db, visitor.pass) : undefined;
+    const pass = found && found.link_id === link.id && passOpens(found, now) ? found : undefined;
+    const closed = closedReason(link, now, pass !== undefined);
     if (closed) throw closed;
     if (link.is_public === 0 && !visitor.principal) throw new AppError('UNAUTHENTICATED');
     const rules = [{ key: `link:${link.id}:${visitor.address}`, limit: GUESS_LIMIT, windowSeconds: GUESS_WINDOW_SECONDS }];
@@ -183,7 +213,7 @@ export function linkService(ctx: AppContext, files: FileService) {
       await assertNotThrottled(db, rules);
       if (!(await verifyPassword(link.password_hash, visitor.password))) await refuse(rules, 'INVALID_PASSWORD');
     }
-    return { link, rules };
+    return { link, rules, pass };
   }
 
   /** Counts a wrong guess; past the limit the answer becomes 429 instead of `code`. */
@@ -193,11 +223,42 @@ export function linkService(ctx: AppContext, files: FileService) {
   }
 
   /** Counts one access, or explains (410) why the link closed since it was read. */
-  async function countAccess(link: ShareLinkRow): Promise<void> {
+  async function countAccess(link: ShareLinkRow, trx: DbOrTrx = db): Promise<void> {
     const now = nowIso();
-    if (await repo.takeAccess(db, link.id, now)) return;
-    const fresh = await repo.findLinkByHash(db, link.shared_hash);
+    if (await repo.takeAccess(trx, link.id, now)) return;
+    const fresh = await repo.findLinkByHash(trx, link.shared_hash);
     throw (fresh && closedReason(fresh, now)) || new AppError('LINK_EXHAUSTED');
+  }
+
+  /**
+   * Holds an access of a file link for one transfer of `versionId`: on the pass the visitor sent
+   * back when it covers the transfer, else on a new one (a reservation). The route settles it.
+   */
+  async function holdAccess(link: ShareLinkRow, versionId: string, visitor: Visitor, transfer: LinkTransfer): Promise<void> {
+    const now = nowIso();
+    const reserve = (trx: DbOrTrx) => countAccess(link, trx);
+    const resumed = visitor.pass ? await resumePass(db, visitor.pass, link.id, versionId, now, reserve) : null;
+    transfer.hold(resumed ?? (await newPass(db, link.id, versionId, now, reserve)));
+  }
+
+  /**
+   * Refuses (403, throttled like a wrong key) a visitor whose link key or key proof does not
+   * match the link, before anything is counted. `proofRequired`: the sealed route, where the
+   * proof is the only sign of the key (links made before key checks have none to compare).
+   */
+  async function checkKey(link: ShareLinkRow, visitor: Visitor, rules: ThrottleRule[], proofRequired = false): Promise<void> {
+    const { encryptionKey, keyProof } = visitor;
+    const proofAsked = link.key_check !== null && (proofRequired || keyProof !== undefined);
+    if (encryptionKey === undefined && !proofAsked) return;
+    await assertNotThrottled(db, rules);
+    if (proofAsked && !proofMatches(link.key_check!, keyProof)) await refuse(rules, 'INVALID_ENCRYPTION_KEY');
+    if (encryptionKey === undefined) return;
+    try {
+      unwrapKey(linkKeyBytes(encryptionKey), link.key_wrapped, link.id);
+    } catch (error) {
+      if (error instanceof KeyUnwrapError) await refuse(rules, 'INVALID_ENCRYPTION_KEY');
+      throw error;
+    }
   }
 
   async function liveFileOf(link: ShareLinkRow): Promise<FileRow> {
@@ -213,9 +274,11 @@ export function linkService(ctx: AppContext, files: FileService) {
   }
 
   async function fileInfo(sharedHash: string, visitor: Visitor) {
-    const { link } = await admit(sharedHash, visitor, 'file');
+    const { link, pass } = await admit(sharedHash, visitor, 'file');
     if (link.can_view === 0) throw new AppError('VIEW_NOT_ALLOWED');
     const file = await liveFileOf(link);
+    // A pass covers the version it was handed out for, not a newer one.
+    if (pass && pass.version_id !== file.current_version_id && exhausted(link)) throw new AppError('LINK_EXHAUSTED');
     const max = Number(link.max_access);
     return {
       name: file.name,
@@ -232,9 +295,10 @@ export function linkService(ctx: AppContext, files: FileService) {
   }
 
   async function openFolder(sharedHash: string, visitor: Visitor) {
-    const { link } = await admit(sharedHash, visitor, 'folder');
+    const { link, rules } = await admit(sharedHash, visitor, 'folder');
     if (link.can_view === 0) throw new AppError('VIEW_NOT_ALLOWED');
     const folder = await liveFolderOf(link);
+    await checkKey(link, visitor, rules);
     await countAccess(link);
     const rows = await sql<{ hash_name: string; name: string; size: number; content_type: string; created_at: string; path: string }>`
       with recursive sub (id, path, depth) as (
@@ -290,21 +354,20 @@ export function linkService(ctx: AppContext, files: FileService) {
     return { ...admitted, ...target };
   }
 
-  async function download(sharedHash: string, visitor: Visitor, options: DownloadOptions) {
+  async function download(sharedHash: string, visitor: Visitor, options: DownloadOptions, transfer: LinkTransfer) {
     const { link, rules, file, wraps } = await authorizeContent(sharedHash, visitor);
     let key: Buffer;
     try {
       // Public routes never touch the master key: everything opens from the client's link key.
-      // 43 base64url characters are exactly 32 bytes; anything else cannot be a link key.
-      if (!visitor.encryptionKey || !/^[A-Za-z0-9_-]{43}$/.test(visitor.encryptionKey)) throw new KeyUnwrapError();
       await assertNotThrottled(db, rules);
-      key = unwrapKey(Buffer.from(visitor.encryptionKey, 'base64url'), link.key_wrapped, link.id);
+      key = unwrapKey(linkKeyBytes(visitor.encryptionKey), link.key_wrapped, link.id);
       for (const wrap of wraps) key = openChildKey(key, wrap.wrapped, wrap.id);
     } catch (error) {
       if (error instanceof KeyUnwrapError) return refuse(rules, 'INVALID_ENCRYPTION_KEY');
       throw error;
     }
-    if (link.kind === 'file') await countAccess(link);
+    // The key opened the chain before anything is held: a visitor without it spends nothing.
+    if (link.kind === 'file') await holdAccess(link, file.current_version_id!, visitor, transfer);
     return files.linkDownload(file, key, options);
   }
 
@@ -312,15 +375,30 @@ export function linkService(ctx: AppContext, files: FileService) {
    * The stored ciphertext and the wrapped keys from the link key down to its data key, for a
    * browser that decrypts it itself: the link key never reaches the server on this route.
    */
-  async function sealed(sharedHash: string, visitor: Visitor): Promise<{ body: Readable; size: number; name: string; keyIds: string[]; keyChain: string[] }> {
-    const { link, file, wraps } = await authorizeContent(sharedHash, visitor);
+  async function sealed(sharedHash: string, visitor: Visitor, options: Pick<DownloadOptions, 'range' | 'ifRange'>, transfer: LinkTransfer): Promise<SealedDownload> {
+    const { link, rules, file, wraps } = await authorizeContent(sharedHash, visitor);
+    await checkKey(link, visitor, rules, true);
     const version = await findVersion(db, file.id, file.current_version_id!);
     if (!version) throw new AppError('VERSION_NOT_FOUND');
-    if (link.kind === 'file') await countAccess(link);
+    if (link.kind === 'file') await holdAccess(link, version.id, visitor, transfer);
+    const etag = `"${version.id}.sealed"`;
+    // Ranges are of the stored bytes; If-Range with another validator gets the whole (new) version.
+    const pickRange = (storedSize: number): ByteRange | undefined => {
+      if (options.ifRange && options.ifRange !== etag) return undefined;
+      const range = parseRange(options.range, storedSize);
+      if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${storedSize}` });
+      return range.kind === 'range' ? range : undefined;
+    };
     const stored = { id: version.id, blobId: version.blob_id, size: Number(version.size), dataKeyWrapped: version.data_key_wrapped };
-    const { stream: body, length: size, keyChain } = await content.sealed(stored, [{ id: link.id, wrapped: link.key_wrapped }, ...wraps]);
-    return { body, size, name: file.name, keyIds: keyChain.map((c) => c.id), keyChain: keyChain.map((c) => c.wrapped) };
+    const opened = await content.sealed(stored, [{ id: link.id, wrapped: link.key_wrapped }, ...wraps], pickRange);
+    const { keyChain } = opened;
+    return { body: opened.stream, length: opened.length, storedSize: opened.storedSize, range: opened.range, etag, name: file.name, keyIds: keyChain.map((c) => c.id), keyChain: keyChain.map((c) => c.wrapped) };
   }
 
-  return { create, list, update, revoke, fileInfo, openFolder, download, sealed };
+  /** A transfer of a request whose pass (if any) `endTransfer` settles when the response ends. */
+  function transfer(onError: (error: unknown) => void): LinkTransfer {
+    return new LinkTransfer((pass, delivered) => endTransfer(db, pass, delivered, nowIso()).catch(onError));
+  }
+
+  return { create, list, update, revoke, fileInfo, openFolder, download, sealed, transfer };
 }

@@ -9,6 +9,7 @@ import { collectGarbage } from '../../../src/blobs/blob-collector.js';
 import { FsBlobStore } from '../../../src/blobs/fs/fs-blob-store.js';
 import type { Config } from '../../../src/config.js';
 import { unwrapKey } from '../../../src/crypto/key-wrap.js';
+import { keyProofOf } from '../../../src/modules/links/links.key-proof.js';
 import { openSealed } from '../../support/sealed.js';
 import type { DatabaseHandle } from '../../../src/db/database.js';
 import { DIALECTS, build, signUp, type TestUser } from '../../helper.js';
@@ -225,7 +226,7 @@ for (const dialect of DIALECTS) {
       const file = await putFile(app, user, root, 'shared.bin', data);
       const link = (await user.api.post(`/api/files/share/${file.id}`, {})).body.data.shareLink as string;
       const [, hash, key] = /\/s\/([A-Za-z0-9_-]+)#([A-Za-z0-9_-]{43})$/.exec(link)!;
-      const res = await app.inject({ method: 'POST', url: `/api/files/download/public/${hash}/sealed`, payload: {} });
+      const res = await app.inject({ method: 'POST', url: `/api/files/download/public/${hash}/sealed`, payload: { keyProof: keyProofOf(Buffer.from(key, 'base64url')) } });
       assert.equal(res.statusCode, 200, res.body);
       assert.ok(res.rawPayload.equals((await blobRowOf(database, file.id)).content!));
       const wraps = String(res.headers['x-coffre-key-chain']).split(',');

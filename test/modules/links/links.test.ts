@@ -2,26 +2,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { unwrapKey } from '../../../src/crypto/key-wrap.js';
+import { keyProofOf } from '../../../src/modules/links/links.key-proof.js';
 import { openSealed } from '../../support/sealed.js';
 import { DIALECTS, build, client, signUp, type TestUser } from '../../helper.js';
 import { putFile, rootFolderId } from '../../support/files.js';
 import { assertError } from '../../support/errors.js';
-import { splitLink } from '../../support/links.js';
-
-/** POSTs to a public route, from `address` (the throttling key), with an optional bearer token. */
-async function publicPost(app: FastifyInstance, url: string, body: object, address = '127.0.0.1', token?: string) {
-  const res = await app.inject({
-    method: 'POST',
-    url,
-    payload: body,
-    remoteAddress: address,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-  });
-  const isJson = String(res.headers['content-type'] ?? '').includes('json');
-  return { status: res.statusCode, headers: res.headers, raw: res.rawPayload, body: isJson ? res.json() : undefined };
-}
+import { splitLink, publicPost } from '../../support/links.js';
 
 async function makeFolder(user: TestUser, name: string, parentId?: string): Promise<string> {
   const res = await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) });
@@ -128,14 +115,14 @@ for (const dialect of DIALECTS) {
       // A non-public link needs a signed-in visitor (any user).
       const { hash: privateHash, key: privateKey } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { isPublic: false })).body.data.shareLink);
       assertError(await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }), 401, 'UNAUTHENTICATED');
-      assert.equal((await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }, '127.0.0.1', other.token)).status, 200);
+      assert.equal((await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }, { token: other.token })).status, 200);
     });
 
     it('200 simultaneous downloads on a link with maxAccess 10: exactly 10 succeed, 190 are LINK_EXHAUSTED', async (t) => {
       const { app, owner, file, data } = await setup(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { maxAccess: 10 })).body.data.shareLink);
       const results = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => publicPost(app, `/api/files/download/public/${hash}`, { encryptionKey: key }, `10.0.${i >> 8}.${i & 255}`)),
+        Array.from({ length: 200 }, (_, i) => publicPost(app, `/api/files/download/public/${hash}`, { encryptionKey: key }, { address: `10.0.${i >> 8}.${i & 255}` })),
       );
       const ok = results.filter((r) => r.status === 200);
       assert.equal(ok.length, 10);
@@ -149,17 +136,17 @@ for (const dialect of DIALECTS) {
       const { app, owner, file } = await setup(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { password: 'right one' })).body.data.shareLink);
       const info = `/api/files/shared/${hash}`;
-      for (let i = 0; i < 10; i++) assertError(await publicPost(app, info, { password: `guess ${i}` }, '192.0.2.1'), 403, 'INVALID_PASSWORD');
-      const blocked = await publicPost(app, info, { password: 'right one' }, '192.0.2.1');
+      for (let i = 0; i < 10; i++) assertError(await publicPost(app, info, { password: `guess ${i}` }, { address: '192.0.2.1' }), 403, 'INVALID_PASSWORD');
+      const blocked = await publicPost(app, info, { password: 'right one' }, { address: '192.0.2.1' });
       assertError(blocked, 429, 'RATE_LIMITED');
       assert.ok(Number(blocked.headers['retry-after']) > 0);
       // Another visitor of the same link is not affected.
-      assert.equal((await publicPost(app, info, { password: 'right one' }, '192.0.2.2')).status, 200);
+      assert.equal((await publicPost(app, info, { password: 'right one' }, { address: '192.0.2.2' })).status, 200);
       // Wrong keys count too.
       const dl = `/api/files/download/public/${hash}`;
-      for (let i = 0; i < 10; i++) assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: randomBytes(32).toString('base64url') }, '192.0.2.3'), 403, 'INVALID_ENCRYPTION_KEY');
-      assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: key }, '192.0.2.3'), 429, 'RATE_LIMITED');
-      assert.equal((await publicPost(app, dl, { password: 'right one', encryptionKey: key }, '192.0.2.4')).status, 200);
+      for (let i = 0; i < 10; i++) assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: randomBytes(32).toString('base64url') }, { address: '192.0.2.3' }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: key }, { address: '192.0.2.3' }), 429, 'RATE_LIMITED');
+      assert.equal((await publicPost(app, dl, { password: 'right one', encryptionKey: key }, { address: '192.0.2.4' })).status, 200);
     });
 
     it('a folder link opens its tree (counting opens) and downloads its files by hashName, nothing outside', async (t) => {
@@ -204,7 +191,8 @@ for (const dialect of DIALECTS) {
       const inner = await putFile(app, owner, sub, 'inner.bin', data);
       for (const [kind, id, hashName, expectedWraps] of [['files', file.id, undefined, 2], ['folders', shared, inner.hashName, 4]] as const) {
         const { hash, key } = splitLink((await owner.api.post(`/api/${kind}/share/${id}`, {})).body.data.shareLink);
-        const res = await publicPost(app, `/api/files/download/public/${hash}/sealed`, hashName ? { hashName } : {});
+        const keyProof = keyProofOf(Buffer.from(key, 'base64url'));
+        const res = await publicPost(app, `/api/files/download/public/${hash}/sealed`, hashName ? { hashName, keyProof } : { keyProof });
         assert.equal(res.status, 200);
         const wraps = String(res.headers['x-coffre-key-chain']).split(',');
         const ids = String(res.headers['x-coffre-key-ids']).split(',');

@@ -200,3 +200,64 @@ export async function decryptStream(
     reader.releaseLock();
   }
 }
+
+/**
+ * Decrypts a download that may reach the page in several responses: reads `first`, and when the
+ * network breaks it off, asks `reopen` for the stored bytes from where it stopped (a `Range`
+ * request) and carries on with the same decryptor, so nothing already written is read twice.
+ * `reopen` resolves to null to give up (the network error is thrown); a damaged byte is never retried.
+ */
+export async function decryptResumable(
+  key: WebKey,
+  first: ReadableStream<Uint8Array>,
+  reopen: (offset: number, error: unknown) => Promise<ReadableStream<Uint8Array> | null>,
+  write: (chunk: Uint8Array) => Promise<void> | void,
+  onProgress?: (storedBytesRead: number) => void,
+): Promise<void> {
+  const decryptor = new SegmentDecryptor(key);
+  let body: ReadableStream<Uint8Array> | null = first;
+  let offset = 0;
+  while (body) {
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        const read = await reader.read().then(
+          (result) => ({ result, broke: undefined }),
+          (error: unknown) => ({ result: undefined, broke: error }),
+        );
+        if (!read.result) {
+          // The network broke off: ask for the rest from here.
+          body = await reopen(offset, read.broke);
+          if (!body) throw read.broke;
+          break;
+        }
+        if (read.result.done) {
+          body = null;
+          break;
+        }
+        offset += read.result.value.length;
+        for (const plain of await decryptor.push(read.result.value)) await write(plain);
+        onProgress?.(offset);
+      }
+    } catch (error) {
+      await reader.cancel().catch(() => {});
+      throw error;
+    } finally {
+      reader.releaseLock();
+    }
+  }
+  for (const plain of await decryptor.end()) await write(plain);
+}
+
+/**
+ * The link's key proof, base64url(HMAC-SHA256(link key, "coffre-link-key-check")): it shows the
+ * server the page holds the key (checked before an access is counted) without sending the key.
+ */
+export async function linkKeyProof(linkKey: string): Promise<string> {
+  const raw = base64urlDecode(linkKey);
+  const hmac = await subtle().importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await subtle().sign('HMAC', hmac, new TextEncoder().encode('coffre-link-key-check')));
+  let bin = '';
+  for (const b of mac) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}

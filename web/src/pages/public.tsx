@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, authHeaders, call, errorOf, url } from '../api';
-import { DamagedContentError, WrongKeyError, chainFromHeaders, decryptStream, isLinkKeyForm, unwrapChain } from '../crypto/sealed';
+import { ApiError, authHeaders, call } from '../api';
+import { DamagedContentError, WrongKeyError, isLinkKeyForm, linkKeyProof, unwrapChain } from '../crypto/sealed';
 import { formatDate, formatSize } from '../format';
 import { t, type MessageKey } from '../i18n';
+import { FileChangedError, downloadThroughLink, storedPass } from '../link-download';
 import { openSink } from '../save';
 import { Icon, Link, TableHead, useLang } from '../ui';
 
@@ -37,6 +38,7 @@ export function PublicLinkPage(props: { sharedHash: string }) {
   const [state, setState] = useState<State>({ step: 'loading' });
   const [password, setPassword] = useState('');
   const [progress, setProgress] = useState<{ name: string; percent: number } | null>(null);
+  const [retryIn, setRetryIn] = useState<number | null>(null);
   const [message, setMessage] = useState<{ text: string; kind: 'ok' | 'error' } | null>(null);
 
   const fail = (error: unknown, kind?: 'file' | 'folder') => {
@@ -57,10 +59,12 @@ export function PublicLinkPage(props: { sharedHash: string }) {
 
   const open = async (pw: string, kind?: 'file' | 'folder') => {
     const body = pw ? { password: pw } : {};
-    const options = { body, anonymous: true, headers: authHeaders() };
     if (kind !== 'folder') {
       try {
-        const info = await call('POST', `/files/shared/${encodeURIComponent(sharedHash)}`, options);
+        // A pass of an earlier download in this tab gets past a limit that download used up.
+        const pass = storedPass(sharedHash);
+        const headers = { ...authHeaders(), ...(pass ? { 'x-coffre-pass': pass } : {}) };
+        const info = await call('POST', `/files/shared/${encodeURIComponent(sharedHash)}`, { body, anonymous: true, headers });
         await checkKey(info.keyCheck);
         return setState({ step: 'file', info });
       } catch (error) {
@@ -69,7 +73,9 @@ export function PublicLinkPage(props: { sharedHash: string }) {
       }
     }
     try {
-      const content = await call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, options);
+      // The key proof lets the server refuse a wrong key before it counts the open.
+      const folderBody = { ...body, keyProof: await linkKeyProof(linkKey) };
+      const content = await call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, { body: folderBody, anonymous: true, headers: authHeaders() });
       await checkKey(content.keyCheck);
       setState({ step: 'folder', content });
     } catch (error) {
@@ -84,43 +90,38 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     else open('');
   }, []);
 
-  /** Fetches the ciphertext and its key chain, decrypts each segment with WebCrypto, saves. */
+  /** Fetches the ciphertext and its key chain, decrypts each segment with WebCrypto, saves; resumes after network breaks. */
   const download = async (file: { name: string; size: number; hashName?: string }) => {
     setMessage(null);
     const sink = await openSink(file.name, file.size);
     if (!sink) return;
     setProgress({ name: file.name, percent: 0 });
+    const hadPass = !file.hashName && storedPass(sharedHash) !== null;
     try {
-      const res = await fetch(url(`/files/download/public/${encodeURIComponent(sharedHash)}/sealed`), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...authHeaders() },
-        body: JSON.stringify({ ...(password ? { password } : {}), ...(file.hashName ? { hashName: file.hashName } : {}) }),
-        cache: 'no-store',
-        credentials: 'omit',
+      await downloadThroughLink({
+        sharedHash,
+        linkKey,
+        password: password || undefined,
+        hashName: file.hashName,
+        write: (chunk) => sink.write(chunk),
+        onProgress: (percent) => setProgress({ name: file.name, percent }),
+        onRetry: setRetryIn,
       });
-      if (!res.ok || !res.body) throw await errorOf(res);
-      const { chain, ids } = chainFromHeaders(res.headers);
-      let key;
-      try {
-        key = await unwrapChain(linkKey, chain, ids);
-      } catch (error) {
-        await res.body.cancel();
-        throw error;
-      }
-      const total = Number(res.headers.get('content-length')) || 0;
-      await decryptStream(res.body, key, (chunk) => sink.write(chunk), (read) => total && setProgress({ name: file.name, percent: Math.floor((read / total) * 100) }));
       await sink.close();
       setMessage({ text: t('downloaded'), kind: 'ok' });
-      if (state.step === 'file' && state.info.remainingAccess !== null) {
+      if (!hadPass && state.step === 'file' && state.info.remainingAccess !== null) {
         setState({ step: 'file', info: { ...state.info, remainingAccess: Math.max(0, state.info.remainingAccess - 1) } });
       }
     } catch (error) {
       await sink.abort();
       if (error instanceof DamagedContentError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
+      else if (error instanceof FileChangedError) setMessage({ text: t('linkFileChanged'), kind: 'error' });
+      else if (error instanceof TypeError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
       else if ((error as ApiError).code === 'DOWNLOAD_NOT_ALLOWED') setMessage({ text: t('linkNoDownload'), kind: 'error' });
       else fail(error);
     } finally {
       setProgress(null);
+      setRetryIn(null);
     }
   };
 
@@ -168,7 +169,8 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     );
   } else if (state.step === 'file') {
     const { info } = state;
-    const usedUp = info.remainingAccess === 0;
+    // A pass of this tab's earlier download still gets the file (a reload after a break).
+    const usedUp = info.remainingAccess === 0 && storedPass(sharedHash) === null;
     body = (
       <div class="shared-file">
         <h2 class="file-name">
@@ -238,7 +240,7 @@ export function PublicLinkPage(props: { sharedHash: string }) {
         {progress && (
           <div class="download-progress" role="status">
             <progress max={100} value={progress.percent} aria-label={progress.name} />
-            <span>{t('downloading', { percent: progress.percent })}</span>
+            <span>{retryIn === null ? t('downloading', { percent: progress.percent }) : t('linkRetrying', { seconds: retryIn })}</span>
           </div>
         )}
         {message && (
