@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import type { ShareLinkRow, ShareLinksTable } from '../../db/schema.js';
@@ -56,4 +57,32 @@ export async function deleteClosedLinks(db: DbOrTrx, before: string): Promise<nu
     .where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)]))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+export interface FileUnderFolder {
+  hash_name: string;
+  name: string;
+  size: number;
+  content_type: string;
+  created_at: string;
+  /** The file's folder below the shared one, `''` for the shared folder itself. */
+  path: string;
+}
+
+/** The live files of a folder's live subtree (64 levels at most), by path then name, `limit` at most. */
+export async function filesUnder(db: DbOrTrx, folderId: string, limit: number): Promise<FileUnderFolder[]> {
+  const result = await sql<FileUnderFolder>`
+    with recursive sub (id, path, depth) as (
+      select id, cast('' as text), 0 from folders where id = ${folderId}
+      union all
+      select c.id, sub.path || '/' || c.name, sub.depth + 1 from folders c join sub on c.parent_id = sub.id
+      where c.trash_batch = '' and sub.depth < 64
+    )
+    select f.hash_name, f.name, f.size, f.content_type, f.created_at, sub.path
+    from files f join sub on f.folder_id = sub.id
+    where f.trash_batch = '' and f.current_version_id is not null
+    order by sub.path, f.name, f.id
+    limit ${limit}
+  `.execute(db);
+  return result.rows;
 }
