@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
-/** Type prefixes of every id the service hands out (API.md §1). */
-const ID_PREFIXES = ['usr', 'dhb', 'bkt', 'fld', 'fil', 'ver', 'lnk', 'tok', 'prm'] as const;
-export type IdPrefix = (typeof ID_PREFIXES)[number];
+/** Type prefixes of every id the service hands out (docs/api.md). */
+export type IdPrefix = 'usr' | 'dhb' | 'bkt' | 'fld' | 'fil' | 'ver' | 'lnk' | 'tok' | 'prm';
 
 // Crockford base32 in lower case: no i, l, o, u, so ids read and dictate well.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
