@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
@@ -20,7 +20,7 @@ import { clientErrorHandler } from './http/client-error.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
 import { addPageHeaders, installWeb } from './http/web.js';
-import { createMetrics, installRequestMetrics } from './http/metrics.js';
+import { createMetrics, installRequestMetrics, type Metrics } from './http/metrics.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
 import { FileDetail } from './modules/files/files.schemas.js';
@@ -86,14 +86,43 @@ function errorCatalogDescription(): string {
 
 /** Builds the whole HTTP application on an open database; the caller owns the database. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const { ctx, engineName } = await openContext(deps);
+  const app = createServer(deps);
+  installErrorHandling(app);
+  installClosingAnswer(app);
+  installBodyTimeouts(app, { idleMs: config.bodyIdleSeconds * 1000, wholeMs: config.jsonBodySeconds * 1000 });
+  const metrics = createMetrics();
+  installRequestMetrics(app, metrics);
+  installJsonParser(app);
+  installRequestBasics(app, engineName);
+  await installApiReference(app, config);
+
+  startBackgroundJobs(app, ctx);
+  if (!deps.blobs) app.addHook('onClose', async () => ctx.blobs.close());
+  app.addHook('onClose', async () => ctx.tokens.close());
+  await app.register(serviceRoutes(ctx, metrics));
+  await app.register(apiRoutes(ctx, metrics), { prefix: '/api' });
+  // The web application (file manager, public link page), outside /api.
+  await app.register(async (web) => installWeb(web, deps.webRoot));
+  return app;
+}
+
+/** The context the routes and jobs share: keys, blob store, content store, token cache. */
+async function openContext(deps: AppDeps): Promise<{ ctx: AppContext; engineName: string }> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
   // The crypto engine is chosen once, here, from the configuration (COFFRE_CRYPTO_ENGINE).
   const engine = chooseEngine(config.cryptoEngine);
   const blobs = deps.blobs ?? (await openBlobStore(config, engine.durableFiles));
   const content = createContentStore(database.db, blobs, engine);
-  const ctx: AppContext = { config, database, db: database.db, keyring, blobs, content, tokens: createTokenCache(database) };
-  const app = Fastify({
+  return { ctx: { config, database, db: database.db, keyring, blobs, content, tokens: createTokenCache(database) }, engineName: engine.name };
+}
+
+/** The Fastify instance with the server's options: logging, limits, request ids, framework errors. */
+function createServer(deps: AppDeps) {
+  const { config } = deps;
+  return Fastify({
     logger:
       deps.logStream === false
         ? false
@@ -119,12 +148,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
-  installErrorHandling(app);
-  installClosingAnswer(app);
-  installBodyTimeouts(app, { idleMs: config.bodyIdleSeconds * 1000, wholeMs: config.jsonBodySeconds * 1000 });
-  const metrics = createMetrics();
-  installRequestMetrics(app, metrics);
+/** JSON bodies, where an empty body with a JSON content type means none; plain text is refused. */
+function installJsonParser(app: FastifyInstance): void {
   // An empty body with a JSON content type (common on DELETE and POST without payload) means "no body".
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -135,6 +162,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (text.trim() === '') return done(null, undefined);
     return jsonParser(request, text, done);
   });
+}
+
+/** The request id header, the principal slot, the list of routes, and the shared schemas. */
+function installRequestBasics(app: FastifyInstance, engineName: string): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -145,11 +176,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   app.decorate('registeredRoutes', routes);
-  app.decorate('cryptoEngine', engine.name);
+  app.decorate('cryptoEngine', engineName);
   app.addSchema(ErrorBody);
   // Shared schemas live at the root so every module can reference them.
   for (const schema of [User, FolderDetail, FolderListItem, FileDetail, Region, RegionLocation, Bucket, Datahub]) app.addSchema(schema);
+}
 
+/** The OpenAPI document and, under /api/docs, its reference pages. */
+async function installApiReference(app: FastifyInstance, config: Config): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -171,28 +205,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     addPageHeaders(docs);
     await docs.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { layout: 'BaseLayout' } });
   });
+}
 
-  startBackgroundJobs(app, ctx);
-  if (!deps.blobs) app.addHook('onClose', async () => blobs.close());
-  app.addHook('onClose', async () => ctx.tokens.close());
-  await app.register(serviceRoutes(ctx, metrics));
-  await app.register(
-    async (api) => {
-      installAuth(api, ctx);
-      await api.register(accountRoutes(ctx));
-      await api.register(folderRoutes(ctx));
-      await api.register(fileRoutes(ctx, metrics));
-      await api.register(permissionRoutes(ctx));
-      await api.register(trashRoutes(ctx));
-      await api.register(regionRoutes(ctx));
-      await api.register(datahubRoutes(ctx));
-      await api.register(bucketRoutes(ctx));
-      await api.register(storageRoutes(ctx));
-      await api.register(linkRoutes(ctx, metrics));
-    },
-    { prefix: '/api' },
-  );
-  // The web application (file manager, public link page), outside /api.
-  await app.register(async (web) => installWeb(web, deps.webRoot));
-  return app;
+/** Everything under /api: the modules' routes, behind authentication. */
+function apiRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
+  return async (api) => {
+    installAuth(api, ctx);
+    await api.register(accountRoutes(ctx));
+    await api.register(folderRoutes(ctx));
+    await api.register(fileRoutes(ctx, metrics));
+    await api.register(permissionRoutes(ctx));
+    await api.register(trashRoutes(ctx));
+    await api.register(regionRoutes(ctx));
+    await api.register(datahubRoutes(ctx));
+    await api.register(bucketRoutes(ctx));
+    await api.register(storageRoutes(ctx));
+    await api.register(linkRoutes(ctx, metrics));
+  };
 }

@@ -129,48 +129,9 @@ type Env = Record<string, string | undefined>;
 /** Builds the configuration from environment variables; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
-  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-      return fallback;
-    }
-    return value;
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
-    if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
-    problems.push(`${name} must be true or false, got "${raw}"`);
-    return fallback;
-  };
-
+  const { int, bool } = envReader(env, problems);
   const port = int('PORT', 8080, 0, 65535);
-  const registration = (env.COFFRE_REGISTRATION || 'first-user') as RegistrationPolicy;
-  if (!['open', 'closed', 'first-user'].includes(registration)) {
-    problems.push(`COFFRE_REGISTRATION must be open, closed or first-user, got "${registration}"`);
-  }
-  const databaseUrl = env.DATABASE_URL || null;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push(`DATABASE_URL must be a postgres:// URL (leave it unset for SQLite), got "${databaseUrl}"`);
-  }
-  const publicUrl = (env.COFFRE_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
-  try {
-    new URL(publicUrl);
-  } catch {
-    problems.push(`COFFRE_PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
-  }
-  const blobStore = parseBlobStore(env.COFFRE_BLOB_STORE, env.AWS_REGION, problems);
-  const cryptoEngine = (env.COFFRE_CRYPTO_ENGINE || 'auto') as CryptoEngineChoice;
-  if (!['auto', 'native', 'node'].includes(cryptoEngine)) problems.push(`COFFRE_CRYPTO_ENGINE must be auto, native or node, got "${cryptoEngine}"`);
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
-  }
-
+  const { registration, databaseUrl, publicUrl, blobStore, cryptoEngine, logLevel } = readChoices(env, port, problems);
   const config: Config = {
     port,
     host: env.HOST || '0.0.0.0',
@@ -204,15 +165,67 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     masterKey: env.COFFRE_MASTER_KEY || null,
     ...overrides,
   };
-  if (env.COFFRE_MASTER_KEY) {
-    try {
-      parseMasterKey(env.COFFRE_MASTER_KEY);
-    } catch (error) {
-      problems.push(`COFFRE_MASTER_KEY: ${(error as Error).message}`);
-    }
-  }
+  if (env.COFFRE_MASTER_KEY) checkMasterKey(env.COFFRE_MASTER_KEY, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** Reads integers and booleans from `env`; a bad value adds a problem and gives the default. */
+function envReader(env: Env, problems: string[]) {
+  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name} must be true or false, got "${raw}"`);
+    return fallback;
+  };
+  return { int, bool };
+}
+
+/** The settings that name one of a few choices, or a URL; each bad one adds a problem. */
+function readChoices(env: Env, port: number, problems: string[]) {
+  const registration = (env.COFFRE_REGISTRATION || 'first-user') as RegistrationPolicy;
+  if (!['open', 'closed', 'first-user'].includes(registration)) {
+    problems.push(`COFFRE_REGISTRATION must be open, closed or first-user, got "${registration}"`);
+  }
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(`DATABASE_URL must be a postgres:// URL (leave it unset for SQLite), got "${databaseUrl}"`);
+  }
+  const publicUrl = (env.COFFRE_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicUrl);
+  } catch {
+    problems.push(`COFFRE_PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
+  }
+  const blobStore = parseBlobStore(env.COFFRE_BLOB_STORE, env.AWS_REGION, problems);
+  const cryptoEngine = (env.COFFRE_CRYPTO_ENGINE || 'auto') as CryptoEngineChoice;
+  if (!['auto', 'native', 'node'].includes(cryptoEngine)) problems.push(`COFFRE_CRYPTO_ENGINE must be auto, native or node, got "${cryptoEngine}"`);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
+  }
+  return { registration, databaseUrl, publicUrl, blobStore, cryptoEngine, logLevel };
+}
+
+/** Adds a problem when COFFRE_MASTER_KEY is not a key (see parseMasterKey). */
+function checkMasterKey(text: string, problems: string[]): void {
+  try {
+    parseMasterKey(text);
+  } catch (error) {
+    problems.push(`COFFRE_MASTER_KEY: ${(error as Error).message}`);
+  }
 }
 
 const S3_PARAMS = ['endpoint', 'region', 'forcePathStyle', 'partSize', 'queueSize'];

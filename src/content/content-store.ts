@@ -8,6 +8,7 @@ import { newKey } from '../crypto/key-wrap.js';
 import type { Db, DbOrTrx } from '../db/database.js';
 import type { Write } from '../db/write-batch.js';
 import { AppError } from '../errors.js';
+import { bindContext } from '../lib/bind.js';
 import { GroupRunner } from '../lib/group-runner.js';
 import { nowIso } from '../lib/time.js';
 import { CodecStream } from './codec-stream.js';
@@ -136,114 +137,136 @@ export const INLINE_BLOB_LIMIT = 64 * 1024;
 /** Blob rows inserted in one statement at most. */
 const BLOB_GROUP_MAX = 64;
 
+/** The content store over a database, a blob store and a crypto engine: the functions below, bound to them. */
 export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngine): ContentStore {
-  const recordUploading = uploadingBlobRecorder(db);
-
-  async function store(source: Readable | Buffer, limits: UploadLimits, options: StoreOptions = {}): Promise<StoredContent> {
-    if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
-    const blobId = newBlobKey();
-    const dataKey = newKey();
-    if (Buffer.isBuffer(source) && limits.inlineMaxBytes > 0 && source.length <= Math.min(limits.inlineMaxBytes, INLINE_BLOB_LIMIT)) {
-      const { chunks, ...sealed } = sealWhole(engine, dataKey, source);
-      return { blobId, dataKey, ...sealed, content: Buffer.concat(chunks) };
-    }
-    // The row (state `uploading`) is written while the bytes are, and the store shows them under
-    // the key only once it is (`visibleAfter`): bytes a crash leaves are a temp file of the store
-    // or known to the collector.
-    const recorded = recordUploading(blobId);
-    const put: PutOptions = { visibleAfter: recorded, durableLater: true };
-    try {
-      const sealed = Buffer.isBuffer(source) ? await putWhole(blobId, dataKey, source, put) : await putStream(blobId, dataKey, source, limits, put, options);
-      return { blobId, dataKey, ...sealed };
-    } catch (error) {
-      // The row may still be on its way: removed after it, not before.
-      await recorded.catch(() => {});
-      await discard({ blobId });
-      throw error;
-    }
-  }
-
-  type Sealed = SealedSummary & { storedSize: number; durable?: Promise<void> };
-
-  async function putWhole(blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
-    const { chunks, ...sealed } = sealWhole(engine, dataKey, plaintext);
-    const stored = await blobs.put(blobId, Readable.from(chunks), put);
-    return { ...sealed, storedSize: stored.size, durable: stored.durable };
-  }
-
-  async function putStream(blobId: string, dataKey: Buffer, source: Readable, limits: UploadLimits, put: PutOptions, options: StoreOptions): Promise<Sealed> {
-    const checkInput = (bytes: number) => {
-      checkLimits(bytes, limits);
-      return limits.hold?.(bytes);
-    };
-    if (blobs.localFiles) {
-      let summary: SealedSummary | undefined;
-      const seal = { sourceOwnsChunks: options.sourceOwnsChunks ?? false, checkInput };
-      const stored = await blobs.putFile(blobId, async (file) => void (summary = await engine.sealIntoFile(source, dataKey, file, seal)), put).catch((error: unknown) => {
-        // Failed before reading the body (no temp file): dropped, as a failed seal drops it.
-        source.destroy();
-        throw error;
-      });
-      return { ...summary!, storedSize: stored.size, durable: stored.durable };
-    }
-    const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
-    const seal = new CodecStream(sealer, { checkInput });
-    const [piped, stored] = await Promise.allSettled([pipeline(source, seal), blobs.put(blobId, seal, put)]);
-    if (piped.status === 'rejected') throw piped.reason;
-    if (stored.status === 'rejected') throw stored.reason;
-    return { size: seal.inputBytes, checksum: sealer.checksum!, ...storedOf(stored.value) };
-  }
-
-  async function discard(stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void> {
-    if (stored.content !== undefined) return;
-    await blobs.delete(stored.blobId);
-    await deleteBlobRow(db, stored.blobId);
-  }
-
-  async function open(version: VersionContent, range?: ByteRange): Promise<OpenedContent> {
-    const { blobId, size, dataKey } = version;
-    const length = range ? range.end - range.start + 1 : size;
-    const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
-    if (inline === null && blobs.localFiles && size > 0) return { stream: await openLocal(await blobs.openFile(blobId), dataKey, size, range), length };
-    const read = (stored?: ByteRange) => (inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored));
-    if (!range) return { stream: opening(await read(), new CodecStream(new Opener(engine.aead(dataKey)))), length };
-    const header = parseHeader(await readAll(await read({ start: 0, end: HEADER_BYTES - 1 })));
-    const segments = segmentRange(size, range.start, range.end, header.segmentSize);
-    const stored = await read({ start: segments.storedStart, end: segments.storedEnd });
-    return { stream: opening(stored, new CodecStream(new RangeOpener(engine.aead(dataKey), header, segments))), length };
-  }
-
-  /** A blob file opened by the engine; a whole read also checks the file's length (appended bytes). */
-  async function openLocal(file: FileHandle, dataKey: Buffer, size: number, range?: ByteRange): Promise<Readable> {
-    try {
-      const header = parseHeader(await readAt(file, 0, HEADER_BYTES));
-      if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize)) throw new CipherFormatError('stored stream is shorter or longer than expected');
-      return engine.openFile(file, dataKey, header, segmentRange(size, range?.start ?? 0, range?.end ?? size - 1, header.segmentSize));
-    } catch (error) {
-      await file.close();
-      throw error;
-    }
-  }
-
-  async function sealed(version: SealedVersion, above: KeyWrap[], pickRange?: (storedSize: number) => ByteRange | undefined): Promise<SealedContent> {
-    const keyChain = [...above, { id: version.id, wrapped: version.dataKeyWrapped }];
-    const inline = version.size <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blobId) : null;
-    const storedSize = inline ? inline.length : await storedSizeOf(db, version.blobId);
-    const range = pickRange?.(storedSize);
-    const length = range ? range.end - range.start + 1 : storedSize;
-    if (inline) return { stream: Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline]), length, storedSize, range, keyChain };
-    return { stream: await blobs.get(version.blobId, range), length, storedSize, range, keyChain };
-  }
-
+  const parts: ContentParts = { db, blobs, engine, recordUploading: uploadingBlobRecorder(db) };
   return {
     engineName: engine.name,
-    store,
+    ...bindContext(parts, { store, discard, open, sealed }),
     recordWrites: (trx, stored, now) => recordNewBlobsWrites(trx, stored.map((c) => ({ id: c.blobId, storedSize: c.storedSize, content: c.content })), now),
     awaitDurable: async (stored) => void (await Promise.all(stored.map((c) => c.durable))),
-    discard,
-    open,
-    sealed,
   };
+}
+
+/** What the store's functions work with; `recordUploading` groups the rows of uploads starting together. */
+interface ContentParts {
+  db: Db;
+  blobs: BlobStore;
+  engine: CryptoEngine;
+  recordUploading: (blobId: string) => Promise<void>;
+}
+
+type Sealed = SealedSummary & { storedSize: number; durable?: Promise<void> };
+
+async function store(parts: ContentParts, source: Readable | Buffer, limits: UploadLimits, options: StoreOptions = {}): Promise<StoredContent> {
+  const { engine, recordUploading } = parts;
+  if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
+  const blobId = newBlobKey();
+  const dataKey = newKey();
+  if (Buffer.isBuffer(source) && limits.inlineMaxBytes > 0 && source.length <= Math.min(limits.inlineMaxBytes, INLINE_BLOB_LIMIT)) {
+    const { chunks, ...sealed } = sealWhole(engine, dataKey, source);
+    return { blobId, dataKey, ...sealed, content: Buffer.concat(chunks) };
+  }
+  // The row (state `uploading`) is written while the bytes are, and the store shows them under
+  // the key only once it is (`visibleAfter`): bytes a crash leaves are a temp file of the store
+  // or known to the collector.
+  const recorded = recordUploading(blobId);
+  const put: PutOptions = { visibleAfter: recorded, durableLater: true };
+  try {
+    const sealed = Buffer.isBuffer(source) ? await putWhole(parts, blobId, dataKey, source, put) : await putStream(parts, blobId, dataKey, source, limits, put, options);
+    return { blobId, dataKey, ...sealed };
+  } catch (error) {
+    // The row may still be on its way: removed after it, not before.
+    await recorded.catch(() => {});
+    await discard(parts, { blobId });
+    throw error;
+  }
+}
+
+/** A small body sealed in one step, then put in the blob store. */
+async function putWhole({ blobs, engine }: ContentParts, blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
+  const { chunks, ...sealed } = sealWhole(engine, dataKey, plaintext);
+  const stored = await blobs.put(blobId, Readable.from(chunks), put);
+  return { ...sealed, storedSize: stored.size, durable: stored.durable };
+}
+
+/** A stream sealed as it arrives: by the engine into a local file, else through a CodecStream into the blob store. */
+async function putStream(
+  { blobs, engine }: ContentParts,
+  blobId: string,
+  dataKey: Buffer,
+  source: Readable,
+  limits: UploadLimits,
+  put: PutOptions,
+  options: StoreOptions,
+): Promise<Sealed> {
+  const checkInput = (bytes: number) => {
+    checkLimits(bytes, limits);
+    return limits.hold?.(bytes);
+  };
+  if (blobs.localFiles) {
+    let summary: SealedSummary | undefined;
+    const seal = { sourceOwnsChunks: options.sourceOwnsChunks ?? false, checkInput };
+    const stored = await blobs.putFile(blobId, async (file) => void (summary = await engine.sealIntoFile(source, dataKey, file, seal)), put).catch((error: unknown) => {
+      // Failed before reading the body (no temp file): dropped, as a failed seal drops it.
+      source.destroy();
+      throw error;
+    });
+    return { ...summary!, storedSize: stored.size, durable: stored.durable };
+  }
+  const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
+  const seal = new CodecStream(sealer, { checkInput });
+  const [piped, stored] = await Promise.allSettled([pipeline(source, seal), blobs.put(blobId, seal, put)]);
+  if (piped.status === 'rejected') throw piped.reason;
+  if (stored.status === 'rejected') throw stored.reason;
+  return { size: seal.inputBytes, checksum: sealer.checksum!, ...storedOf(stored.value) };
+}
+
+async function discard({ db, blobs }: ContentParts, stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void> {
+  if (stored.content !== undefined) return;
+  await blobs.delete(stored.blobId);
+  await deleteBlobRow(db, stored.blobId);
+}
+
+async function open(parts: ContentParts, version: VersionContent, range?: ByteRange): Promise<OpenedContent> {
+  const { db, blobs, engine } = parts;
+  const { blobId, size, dataKey } = version;
+  const length = range ? range.end - range.start + 1 : size;
+  const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
+  if (inline === null && blobs.localFiles && size > 0) return { stream: await openLocal(engine, await blobs.openFile(blobId), dataKey, size, range), length };
+  const read = (stored?: ByteRange) => (inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored));
+  if (!range) return { stream: opening(await read(), new CodecStream(new Opener(engine.aead(dataKey)))), length };
+  const header = parseHeader(await readAll(await read({ start: 0, end: HEADER_BYTES - 1 })));
+  const segments = segmentRange(size, range.start, range.end, header.segmentSize);
+  const stored = await read({ start: segments.storedStart, end: segments.storedEnd });
+  return { stream: opening(stored, new CodecStream(new RangeOpener(engine.aead(dataKey), header, segments))), length };
+}
+
+/** A blob file opened by the engine; a whole read also checks the file's length (appended bytes). */
+async function openLocal(engine: CryptoEngine, file: FileHandle, dataKey: Buffer, size: number, range?: ByteRange): Promise<Readable> {
+  try {
+    const header = parseHeader(await readAt(file, 0, HEADER_BYTES));
+    if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize)) throw new CipherFormatError('stored stream is shorter or longer than expected');
+    return engine.openFile(file, dataKey, header, segmentRange(size, range?.start ?? 0, range?.end ?? size - 1, header.segmentSize));
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
+}
+
+async function sealed(
+  { db, blobs }: ContentParts,
+  version: SealedVersion,
+  above: KeyWrap[],
+  pickRange?: (storedSize: number) => ByteRange | undefined,
+): Promise<SealedContent> {
+  const keyChain = [...above, { id: version.id, wrapped: version.dataKeyWrapped }];
+  const inline = version.size <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blobId) : null;
+  const storedSize = inline ? inline.length : await storedSizeOf(db, version.blobId);
+  const range = pickRange?.(storedSize);
+  const length = range ? range.end - range.start + 1 : storedSize;
+  if (inline) return { stream: Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline]), length, storedSize, range, keyChain };
+  return { stream: await blobs.get(version.blobId, range), length, storedSize, range, keyChain };
 }
 
 function checkLimits(bytes: number, limits: UploadLimits): void {

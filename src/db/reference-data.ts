@@ -15,8 +15,7 @@ export async function seedReferenceData(db: DbOrTrx): Promise<void> {
       .execute();
   }
   for (const location of data.locations) {
-    const row = {
-      id: location.id,
+    const columns = {
       region_id: location.regionId,
       region_code: location.regionCode,
       country_code: location.countryCode,
@@ -24,7 +23,6 @@ export async function seedReferenceData(db: DbOrTrx): Promise<void> {
       name_fr: location.name.fr,
       is_active: location.isActive ? 1 : 0,
     };
-    const { id, ...rest } = row;
-    await db.insertInto('locations').values(row).onConflict((oc) => oc.column('id').doUpdateSet(rest)).execute();
+    await db.insertInto('locations').values({ id: location.id, ...columns }).onConflict((oc) => oc.column('id').doUpdateSet(columns)).execute();
   }
 }
