@@ -31,7 +31,8 @@ export async function fetchBodies(origin: string, paths: string[], headers: Reco
 
 async function cannon(url: string, headers: Record<string, string>, seconds: number) {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
   return { rps: result.requests.average, p99: result.latency.p99 };
 }
 
@@ -39,7 +40,13 @@ async function cannon(url: string, headers: Record<string, string>, seconds: num
  * Row 1: autocannon (in this process, pinned to the load core), 50 connections, against Coffre
  * and the bare Fastify ceiling in alternating rounds; the ratio is the median of the rounds'.
  */
-export async function metadataRows(subject: ApiSubject, ceilingOrigin: string, paths: { name: string; path: string }[], bar: number, label: string): Promise<Row[]> {
+export async function metadataRows(
+  subject: ApiSubject,
+  ceilingOrigin: string,
+  paths: { name: string; path: string }[],
+  bar: number,
+  label: string,
+): Promise<Row[]> {
   const origin = new URL(subject.base).origin;
   const rows: Row[] = [];
   for (const { name, path: p } of paths) {
@@ -57,7 +64,9 @@ export async function metadataRows(subject: ApiSubject, ceilingOrigin: string, p
       }
     }
     const ratios = runs.map((r) => r.subject.rps / r.ceiling.rps);
-    process.stderr.write(`${label} ${name}: ${runs.map((r) => `${r.subject.rps.toFixed(0)}/${r.ceiling.rps.toFixed(0)} req/s (p99 ${r.subject.p99}/${r.ceiling.p99} ms)`).join('; ')}\n`);
+    process.stderr.write(
+      `${label} ${name}: ${runs.map((r) => `${r.subject.rps.toFixed(0)}/${r.ceiling.rps.toFixed(0)} req/s (p99 ${r.subject.p99}/${r.ceiling.p99} ms)`).join('; ')}\n`,
+    );
     const ratio = median(ratios);
     const rps = median(runs.map((r) => r.subject.rps));
     const p99 = median(runs.map((r) => r.subject.p99));
@@ -118,7 +127,14 @@ export async function scaleRows(subject: ApiSubject, big: string, empty: string,
 }
 
 /** `count` PUTs of `body`, `concurrency` undici clients each keeping one in flight; seconds. */
-async function putMany(origin: string, pathFor: (i: number) => string, headers: Record<string, string>, body: Buffer, count: number, concurrency: number): Promise<number> {
+async function putMany(
+  origin: string,
+  pathFor: (i: number) => string,
+  headers: Record<string, string>,
+  body: Buffer,
+  count: number,
+  concurrency: number,
+): Promise<number> {
   const clients = Array.from({ length: concurrency }, () => new Client(origin));
   let next = 0;
   const started = process.hrtime.bigint();
@@ -153,7 +169,13 @@ async function putMany(origin: string, pathFor: (i: number) => string, headers: 
  * Row 7: small uploads against bare writes with fsync. `inStore`: the same run against a server
  * started with COFFRE_INLINE_BLOB_BYTES=0 (every file in the blob store), an informational row.
  */
-export async function smallFileRows(subject: ApiSubject, folderId: string, ceilingPort: number, label: string, options: { inStore?: boolean } = {}): Promise<Row[]> {
+export async function smallFileRows(
+  subject: ApiSubject,
+  folderId: string,
+  ceilingPort: number,
+  label: string,
+  options: { inStore?: boolean } = {},
+): Promise<Row[]> {
   const count = Number(process.env.BENCH_SMALL_FILES ?? 10_000);
   const rounds = Number(process.env.BENCH_SMALL_ROUNDS ?? 3);
   const warmup = Number(process.env.BENCH_SMALL_WARMUP ?? 2_000);
@@ -162,8 +184,10 @@ export async function smallFileRows(subject: ApiSubject, folderId: string, ceili
   const origin = new URL(subject.base).origin;
   const api = new URL(subject.base).pathname;
   const coffreHeaders = { ...subject.auth, 'content-type': 'application/octet-stream' };
-  const bare = (prefix: string, n: number) => putMany(`http://127.0.0.1:${ceilingPort}`, (i) => `/upload/${label}-${prefix}-${i}.bin`, {}, body, n, concurrency);
-  const coffre = (prefix: string, n: number) => putMany(origin, (i) => `${api}/files/upload/${folderId}?name=${prefix}-${i}.bin`, coffreHeaders, body, n, concurrency);
+  const bare = (prefix: string, n: number) =>
+    putMany(`http://127.0.0.1:${ceilingPort}`, (i) => `/upload/${label}-${prefix}-${i}.bin`, {}, body, n, concurrency);
+  const coffre = (prefix: string, n: number) =>
+    putMany(origin, (i) => `${api}/files/upload/${folderId}?name=${prefix}-${i}.bin`, coffreHeaders, body, n, concurrency);
   await bare('warm', warmup);
   await coffre('warm', warmup);
   const times = { bare: [] as number[], coffre: [] as number[] };
@@ -178,7 +202,9 @@ export async function smallFileRows(subject: ApiSubject, folderId: string, ceili
     times.coffre.push(round % 2 === 0 ? b : a);
   }
   const ratios = times.coffre.map((t, i) => times.bare[i] / t);
-  process.stderr.write(`${label} small uploads${options.inStore ? ' (blob store)' : ''}: ${times.coffre.map((t, i) => `${(count / t).toFixed(0)}/${(count / times.bare[i]).toFixed(0)} files/s`).join(', ')}\n`);
+  process.stderr.write(
+    `${label} small uploads${options.inStore ? ' (blob store)' : ''}: ${times.coffre.map((t, i) => `${(count / t).toFixed(0)}/${(count / times.bare[i]).toFixed(0)} files/s`).join(', ')}\n`,
+  );
   const ratio = median(ratios);
   const figures = {
     figure: `${(count / median(times.coffre)).toFixed(0)} files/s`,
@@ -186,8 +212,22 @@ export async function smallFileRows(subject: ApiSubject, folderId: string, ceili
     ratio: `${(ratio * 100).toFixed(0)} %`,
   };
   if (options.inStore) {
-    return [{ name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients, every file in the blob store (COFFRE_INLINE_BLOB_BYTES=0)`, ...figures, bar: '—', pass: null }];
+    return [
+      {
+        name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients, every file in the blob store (COFFRE_INLINE_BLOB_BYTES=0)`,
+        ...figures,
+        bar: '—',
+        pass: null,
+      },
+    ];
   }
   // Coffre's default: bodies this small are kept in the database (COFFRE_INLINE_BLOB_BYTES).
-  return [{ name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients (kept in the database)`, ...figures, bar: '≥ 30 %', pass: ratio >= 0.3 }];
+  return [
+    {
+      name: `${label} · Upload of ${count} files of 4 KiB, ${concurrency} clients (kept in the database)`,
+      ...figures,
+      bar: '≥ 30 %',
+      pass: ratio >= 0.3,
+    },
+  ];
 }

@@ -4,7 +4,9 @@
 import fs from 'node:fs';
 import Fastify from 'fastify';
 
-const bodies = new Map(Object.entries(JSON.parse(fs.readFileSync(process.env.BARE_JSON_FILE, 'utf8'))).map(([url, text]) => [url, JSON.parse(text)]));
+const bodies = new Map(
+  Object.entries(JSON.parse(fs.readFileSync(process.env.BARE_JSON_FILE, 'utf8'))).map(([url, text]) => [url, JSON.parse(text)]),
+);
 const app = Fastify({ logger: false });
 const answer = async (request, reply) => {
   const body = bodies.get(request.url);

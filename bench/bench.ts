@@ -102,21 +102,31 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     // Row 4's folders: one to seed in bulk (from one template file uploaded here), one empty.
     const big = await createFolder(subject, 'big');
     const empty = await createFolder(subject, 'empty');
-    const upload = await request(`${base}/files/upload/${big}?name=template.bin`, { method: 'PUT', headers: { ...user.auth, 'content-type': 'application/octet-stream' }, body: Buffer.alloc(1024, 1) });
+    const upload = await request(`${base}/files/upload/${big}?name=template.bin`, {
+      method: 'PUT',
+      headers: { ...user.auth, 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(1024, 1),
+    });
     const template = ((await upload.body.json()) as any).data.id as string;
     const small = await createFolder(subject, 'small');
 
     // Seeding goes straight to the database, with the server stopped.
     await stop(server);
     const seedStart = process.hrtime.bigint();
-    const database = await openDatabase({ url: databaseUrl ? PG_URL : null, sqliteFile: path.join(dataDir, 'coffre.db'), pgSchema: schema });
+    const database = await openDatabase({
+      url: databaseUrl ? PG_URL : null,
+      sqliteFile: path.join(dataDir, 'coffre.db'),
+      pgSchema: schema,
+    });
     try {
       await seedFolder(database, { masterKey, folderId: big, templateFileId: template, files: SCALE_FILES, folders: SCALE_FOLDERS });
     } finally {
       await database.close();
     }
     const seedSeconds = seconds(seedStart);
-    notes.push(`${label}: seeding ${count(SCALE_FILES)} files and ${count(SCALE_FOLDERS)} subfolders through the repositories took ${seedSeconds.toFixed(0)} s.`);
+    notes.push(
+      `${label}: seeding ${count(SCALE_FILES)} files and ${count(SCALE_FOLDERS)} subfolders through the repositories took ${seedSeconds.toFixed(0)} s.`,
+    );
     process.stderr.write(`${notes.at(-1)}\n`);
     server = spawnServer(start.args, env);
     await waitFor(`${origin}/healthz`);
@@ -135,9 +145,21 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     ];
     if (ONLY.has('1')) {
       const bodyFile = path.join(work, `bodies-${dialect}.json`);
-      await fsp.writeFile(bodyFile, JSON.stringify(await fetchBodies(origin, paths.map((p) => p.path), user.auth)));
+      await fsp.writeFile(
+        bodyFile,
+        JSON.stringify(
+          await fetchBodies(
+            origin,
+            paths.map((p) => p.path),
+            user.auth,
+          ),
+        ),
+      );
       const jsonPort = port + 1;
-      const ceiling = spawnServer([...nodeFlags, path.join(ROOT, 'bench', 'bare-json-server.mjs')], { PORT: String(jsonPort), BARE_JSON_FILE: bodyFile });
+      const ceiling = spawnServer([...nodeFlags, path.join(ROOT, 'bench', 'bare-json-server.mjs')], {
+        PORT: String(jsonPort),
+        BARE_JSON_FILE: bodyFile,
+      });
       try {
         await waitFor(`http://127.0.0.1:${jsonPort}/ping`);
         rows.push(...(await metadataRows(subject, `http://127.0.0.1:${jsonPort}`, paths, dialect === 'postgres' ? 0.1 : 0.25, label)));
@@ -147,7 +169,8 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     }
 
     // Row 4.
-    if (ONLY.has('4')) rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
+    if (ONLY.has('4'))
+      rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
 
     // Row 7.
     if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, label)));
@@ -160,7 +183,6 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       const inStore = await createFolder(subject, 'small in the store');
       rows.push(...(await smallFileRows(subject, inStore, ceilingPort, label, { inStore: true })));
     }
-
   } finally {
     await stop(server);
     if (admin) {
@@ -201,8 +223,12 @@ async function main() {
   }
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const load = execFileSync('sh', ['-c', 'command -v taskset || true'], { encoding: 'utf8' }).trim() ? `pinned to core ${LOAD_CORE} (taskset)` : 'unpinned (no taskset)';
-  const ran = FILES_DIALECTS.filter((d) => DIALECTS.includes(d)).map((d) => LABELS[d] ?? d).join(', ');
+  const load = execFileSync('sh', ['-c', 'command -v taskset || true'], { encoding: 'utf8' }).trim()
+    ? `pinned to core ${LOAD_CORE} (taskset)`
+    : 'unpinned (no taskset)';
+  const ran = FILES_DIALECTS.filter((d) => DIALECTS.includes(d))
+    .map((d) => LABELS[d] ?? d)
+    .join(', ');
   const table = renderTable(
     `npm run bench — ${new Date().toISOString()} — ${cpu}, ${os.cpus().length} cores, Node ${process.version}; ${DIALECTS.map((d) => LABELS[d] ?? d).join(' and ')}; ${(seconds(began) / 60).toFixed(1)} min`,
     [

@@ -12,8 +12,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { GiB, LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, peakRss, pin, renderTable, resetPeakRss, startCommand, startProcess, timeDownload, timePostDownload, timeUpload, waitFor, writeResults, type Row } from './lib.js';
-
+import {
+  GiB,
+  LOAD_CORE,
+  ROOT,
+  benchUser,
+  makeFile,
+  mbps,
+  median,
+  peakRss,
+  pin,
+  renderTable,
+  resetPeakRss,
+  startCommand,
+  startProcess,
+  timeDownload,
+  timePostDownload,
+  timeUpload,
+  waitFor,
+  writeResults,
+  type Row,
+} from './lib.js';
 
 /** A running Coffre server under test, as the row functions see it. */
 export interface Subject {
@@ -37,7 +56,11 @@ export interface TransferOptions {
 
 /** Creates a public share link on a file; its hash and link key (the `encryptionKey`). */
 export async function shareFile(subject: Subject, fileId: string): Promise<{ hash: string; key: string }> {
-  const res = await request(`${subject.base}/files/share/${fileId}`, { method: 'POST', headers: { ...subject.auth, 'content-type': 'application/json' }, body: '{}' });
+  const res = await request(`${subject.base}/files/share/${fileId}`, {
+    method: 'POST',
+    headers: { ...subject.auth, 'content-type': 'application/json' },
+    body: '{}',
+  });
   const body = (await res.body.json()) as any;
   if (res.statusCode !== 201) throw new Error(`share answered ${res.statusCode}: ${JSON.stringify(body)}`);
   return { hash: body.data.sharedHash as string, key: new URL(body.data.shareLink as string).hash.slice(1) };
@@ -93,7 +116,9 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
   };
   const uploadSubject = async () => {
     await freePages();
-    times.up.push(await timeUpload(`${base}/files/upload/${folder}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }));
+    times.up.push(
+      await timeUpload(`${base}/files/upload/${folder}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }),
+    );
     if (!fileId) {
       const list = await request(`${base}/files/list/${folder}`, { headers: auth });
       fileId = ((await list.body.json()) as any).data.data[0].id as string;
@@ -137,21 +162,45 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
     // Each ceiling file is read back once; dropping it keeps the disk use at one file.
     await fsp.rm(path.join(work, `bare-${round}.bin`), { force: true });
   }
-  for (const [name, list] of Object.entries(times)) process.stderr.write(`${name}: ${list.map((t) => mbps(SIZE, t).toFixed(0)).join(', ')} MB/s\n`);
+  for (const [name, list] of Object.entries(times))
+    process.stderr.write(`${name}: ${list.map((t) => mbps(SIZE, t).toFixed(0)).join(', ')} MB/s\n`);
   const upRatios = times.up.map((t, i) => times.bareUp[i] / t);
   const downRatios = times.down.map((t, i) => times.bareDown[i] / t);
-  process.stderr.write(`upload ratios: ${upRatios.map((r) => (r * 100).toFixed(0)).join(', ')} %; download ratios: ${downRatios.map((r) => (r * 100).toFixed(0)).join(', ')} %\n`);
+  process.stderr.write(
+    `upload ratios: ${upRatios.map((r) => (r * 100).toFixed(0)).join(', ')} %; download ratios: ${downRatios.map((r) => (r * 100).toFixed(0)).join(', ')} %\n`,
+  );
 
   const gib = `${+(SIZE / GiB).toFixed(3)} GiB`;
   const upRatio = median(upRatios);
   const downRatio = median(downRatios);
-  rows.push({ name: `Encrypted upload, ${gib}`, figure: `${mbps(SIZE, median(times.up)).toFixed(0)} MB/s`, ceiling: `${mbps(SIZE, median(times.bareUp)).toFixed(0)} MB/s (bare node:http, fsync)`, ratio: `${(upRatio * 100).toFixed(0)} %`, bar: '≥ 70 %', pass: upRatio >= 0.7 });
-  rows.push({ name: `Decrypted download, ${gib}`, figure: `${mbps(SIZE, median(times.down)).toFixed(0)} MB/s`, ceiling: `${mbps(SIZE, median(times.bareDown)).toFixed(0)} MB/s (bare node:http)`, ratio: `${(downRatio * 100).toFixed(0)} %`, bar: '≥ 60 %', pass: downRatio >= 0.6 });
+  rows.push({
+    name: `Encrypted upload, ${gib}`,
+    figure: `${mbps(SIZE, median(times.up)).toFixed(0)} MB/s`,
+    ceiling: `${mbps(SIZE, median(times.bareUp)).toFixed(0)} MB/s (bare node:http, fsync)`,
+    ratio: `${(upRatio * 100).toFixed(0)} %`,
+    bar: '≥ 70 %',
+    pass: upRatio >= 0.7,
+  });
+  rows.push({
+    name: `Decrypted download, ${gib}`,
+    figure: `${mbps(SIZE, median(times.down)).toFixed(0)} MB/s`,
+    ceiling: `${mbps(SIZE, median(times.bareDown)).toFixed(0)} MB/s (bare node:http)`,
+    ratio: `${(downRatio * 100).toFixed(0)} %`,
+    bar: '≥ 60 %',
+    pass: downRatio >= 0.6,
+  });
   if (link) {
     const linkRatios = times.link.map((t, i) => times.down[i] / t);
     process.stderr.write(`link ratios: ${linkRatios.map((r) => (r * 100).toFixed(0)).join(', ')} %\n`);
     const linkRatio = median(linkRatios);
-    rows.push({ name: `Public-link download (encryptionKey), ${gib}`, figure: `${mbps(SIZE, median(times.link)).toFixed(0)} MB/s`, ceiling: `${mbps(SIZE, median(times.down)).toFixed(0)} MB/s (owner download)`, ratio: `${(linkRatio * 100).toFixed(0)} %`, bar: '≥ 90 %', pass: linkRatio >= 0.9 });
+    rows.push({
+      name: `Public-link download (encryptionKey), ${gib}`,
+      figure: `${mbps(SIZE, median(times.link)).toFixed(0)} MB/s`,
+      ceiling: `${mbps(SIZE, median(times.down)).toFixed(0)} MB/s (owner download)`,
+      ratio: `${(linkRatio * 100).toFixed(0)} %`,
+      bar: '≥ 90 %',
+      pass: linkRatio >= 0.9,
+    });
   }
 
   // A 1 KiB range at the end of the file.
@@ -164,7 +213,14 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
     if (i >= 10) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   const p50 = median(latencies);
-  rows.push({ name: `1 KiB range at the end of ${gib} (p50, client-side)`, figure: `${p50.toFixed(2)} ms`, ceiling: '10 ms', ratio: `${((p50 / 10) * 100).toFixed(0)} %`, bar: '< 10 ms', pass: p50 < 10 });
+  rows.push({
+    name: `1 KiB range at the end of ${gib} (p50, client-side)`,
+    figure: `${p50.toFixed(2)} ms`,
+    ceiling: '10 ms',
+    ratio: `${((p50 / 10) * 100).toFixed(0)} %`,
+    bar: '< 10 ms',
+    pass: p50 < 10,
+  });
 
   // Peak RSS while a BIG file goes up and comes back (and through its link).
   await fsp.rm(source);
@@ -183,12 +239,23 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
   }
   const rss = peakRss(subject.pid);
   const phases = options.link ? 'up, down and by link' : 'up and down';
-  rows.push({ name: `Peak server RSS, ${+(BIG / GiB).toFixed(3)} GiB ${phases}`, figure: `${(rss / 1e6).toFixed(0)} MB`, ceiling: '200 MB', ratio: `${((rss / 200e6) * 100).toFixed(0)} %`, bar: '< 200 MB', pass: rss < 200e6 });
+  rows.push({
+    name: `Peak server RSS, ${+(BIG / GiB).toFixed(3)} GiB ${phases}`,
+    figure: `${(rss / 1e6).toFixed(0)} MB`,
+    ceiling: '200 MB',
+    ratio: `${((rss / 200e6) * 100).toFixed(0)} %`,
+    bar: '< 200 MB',
+    pass: rss < 200e6,
+  });
   return rows;
 }
 
 /** A new folder under the subject's root; its id. */
-export async function createFolder(subject: { base: string; auth: { authorization: string }; root: string; bucketId: string }, name: string, parentId?: string): Promise<string> {
+export async function createFolder(
+  subject: { base: string; auth: { authorization: string }; root: string; bucketId: string },
+  name: string,
+  parentId?: string,
+): Promise<string> {
   const res = await request(`${subject.base}/folders/create/${subject.bucketId}`, {
     method: 'POST',
     headers: { ...subject.auth, 'content-type': 'application/json' },
@@ -210,7 +277,9 @@ async function main() {
     const ceilingPort = 18000 + Math.floor(Math.random() * 1000);
     // The ceiling runs with the same environment settings (malloc tuning) as the server.
     const start = startCommand();
-    children.push(startProcess([path.join(ROOT, 'bench', 'bare-file-server.mjs')], { ...start.env, PORT: String(ceilingPort), BARE_DIR: work }));
+    children.push(
+      startProcess([path.join(ROOT, 'bench', 'bare-file-server.mjs')], { ...start.env, PORT: String(ceilingPort), BARE_DIR: work }),
+    );
     await waitFor(`http://127.0.0.1:${ceilingPort}/ping`);
 
     // Subject: Coffre from its build, SQLite in a fresh data folder.

@@ -62,7 +62,11 @@ export function startCommand(): { args: string[]; env: Record<string, string> } 
  */
 export function startProcess(args: string[], env: Record<string, string>): ChildProcess {
   const allCores = `0-${os.cpus().length - 1}`;
-  return spawn('taskset', ['-c', allCores, process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn('taskset', ['-c', allCores, process.execPath, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 }
 
 export async function waitFor(url: string) {
@@ -97,7 +101,11 @@ export function resetPeakRss(pid: number) {
  * out near 700 MB/s on loopback, below what the bare ceiling serves, which would flatter the ratio.
  */
 export function curl(args: string[]): { seconds: number; status: number; bytes: number } {
-  const out = execFileSync('taskset', ['-c', LOAD_CORE, 'curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{http_code} %{size_download}', ...args], { encoding: 'utf8' });
+  const out = execFileSync(
+    'taskset',
+    ['-c', LOAD_CORE, 'curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{http_code} %{size_download}', ...args],
+    { encoding: 'utf8' },
+  );
   const [seconds, status, bytes] = out.trim().split(' ').map(Number);
   return { seconds, status, bytes };
 }
@@ -132,7 +140,9 @@ export function renderTable(title: string, note: string, rows: Row[]): string {
     '',
     '| Row | Figure | Ceiling | Ratio | Bar | Result |',
     '|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.name} | ${r.figure} | ${r.ceiling} | ${r.ratio} | ${r.bar} | ${r.pass === null ? 'info' : r.pass ? 'pass' : 'FAIL'} |`),
+    ...rows.map(
+      (r) => `| ${r.name} | ${r.figure} | ${r.ceiling} | ${r.ratio} | ${r.bar} | ${r.pass === null ? 'info' : r.pass ? 'pass' : 'FAIL'} |`,
+    ),
   ].join('\n');
 }
 
@@ -149,7 +159,10 @@ export async function writeResults(name: string, at: Date, table: string): Promi
 }
 
 /** Signs up the benchmark's account on a fresh server; its bearer header and root folder id. */
-export async function benchUser(api: string, email = 'bench@example.com'): Promise<{ auth: { authorization: string }; root: string; bucketId: string }> {
+export async function benchUser(
+  api: string,
+  email = 'bench@example.com',
+): Promise<{ auth: { authorization: string }; root: string; bucketId: string }> {
   const reg = await request(`${api}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

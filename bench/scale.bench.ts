@@ -22,7 +22,23 @@ import pg from 'pg';
 import { Pool, request } from 'undici';
 import { newBlobKey } from '../src/blobs/blob-keys.js';
 import { S3BlobStore } from '../src/blobs/s3/s3-blob-store.js';
-import { LOAD_CORE, ROOT, benchUser, makeFile, mbps, median, pin, renderTable, startCommand, startProcess, timeDownload, timeUpload, waitFor, writeResults, type Row } from './lib.js';
+import {
+  LOAD_CORE,
+  ROOT,
+  benchUser,
+  makeFile,
+  mbps,
+  median,
+  pin,
+  renderTable,
+  startCommand,
+  startProcess,
+  timeDownload,
+  timeUpload,
+  waitFor,
+  writeResults,
+  type Row,
+} from './lib.js';
 
 // The SDK warns once per process that its releases after January 2027 need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -64,7 +80,11 @@ async function metadataRate(bases: string[], paths: string[], token: string): Pr
   const worker = async () => {
     while (Date.now() < deadline) {
       const i = next++;
-      const res = await pools[i % pools.length].request({ method: 'GET', path: paths[i % paths.length], headers: { authorization: `Bearer ${token}` } });
+      const res = await pools[i % pools.length].request({
+        method: 'GET',
+        path: paths[i % paths.length],
+        headers: { authorization: `Bearer ${token}` },
+      });
       await res.body.dump();
       if (res.statusCode !== 200) throw new Error(`metadata request answered ${res.statusCode}`);
       done++;
@@ -134,9 +154,14 @@ export async function scaleOutRows(): Promise<Row[]> {
     for (let round = 0; round < ROUNDS; round++) {
       times.s3Up.push(await timeUpload(`${s3}/${BUCKET}/bare-${round}.bin`, source, { 'content-type': 'application/octet-stream' }));
       const cpuBefore = [cpuSeconds(instances[0].pid!), cpuSeconds(s3rver.pid!)];
-      times.up.push(await timeUpload(`${api}/files/upload/${root}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }));
-      process.stderr.write(`upload ${round}: CPU s coffre ${(cpuSeconds(instances[0].pid!) - cpuBefore[0]).toFixed(2)}, s3rver ${(cpuSeconds(s3rver.pid!) - cpuBefore[1]).toFixed(2)}; wall ${times.up.at(-1)!.toFixed(2)} s\n`);
-      if (!fileId) fileId = ((await (await request(`${api}/files/list/${root}`, { headers: auth })).body.json()) as any).data.data[0].id as string;
+      times.up.push(
+        await timeUpload(`${api}/files/upload/${root}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }),
+      );
+      process.stderr.write(
+        `upload ${round}: CPU s coffre ${(cpuSeconds(instances[0].pid!) - cpuBefore[0]).toFixed(2)}, s3rver ${(cpuSeconds(s3rver.pid!) - cpuBefore[1]).toFixed(2)}; wall ${times.up.at(-1)!.toFixed(2)} s\n`,
+      );
+      if (!fileId)
+        fileId = ((await (await request(`${api}/files/list/${root}`, { headers: auth })).body.json()) as any).data.data[0].id as string;
       times.s3Down.push(await timeDownload(`${s3}/${BUCKET}/bare-${round}.bin`, {}, SIZE));
       times.down.push(await timeDownload(`${bases[1]}/api/files/download/${fileId}`, auth, SIZE));
     }
@@ -155,12 +180,34 @@ export async function scaleOutRows(): Promise<Row[]> {
     }
     await plainStore.close();
     times.multipart = plain;
-    for (const [name, list] of Object.entries(times)) process.stderr.write(`${name}: ${list.map((t) => mbps(SIZE, t).toFixed(0)).join(', ')} MB/s\n`);
+    for (const [name, list] of Object.entries(times))
+      process.stderr.write(`${name}: ${list.map((t) => mbps(SIZE, t).toFixed(0)).join(', ')} MB/s\n`);
     const [s3Up, s3Down, up, down, multipart] = [times.s3Up, times.s3Down, times.up, times.down, times.multipart].map(median);
     const size = `${SIZE / MiB} MiB`;
-    rows.push({ name: `Encrypted upload to S3 (s3rver), ${size}`, figure: `${mbps(SIZE, up).toFixed(0)} MB/s`, ceiling: `${mbps(SIZE, s3Up).toFixed(0)} MB/s`, ratio: `${((s3Up / up) * 100).toFixed(0)} %`, bar: '—', pass: null });
-    rows.push({ name: `Multipart upload to s3rver without Coffre (S3 store, same parts), ${size}`, figure: `${mbps(SIZE, multipart).toFixed(0)} MB/s`, ceiling: `${mbps(SIZE, s3Up).toFixed(0)} MB/s`, ratio: `${((s3Up / multipart) * 100).toFixed(0)} %`, bar: '—', pass: null });
-    rows.push({ name: `Decrypted download from S3 (s3rver), ${size}`, figure: `${mbps(SIZE, down).toFixed(0)} MB/s`, ceiling: `${mbps(SIZE, s3Down).toFixed(0)} MB/s`, ratio: `${((s3Down / down) * 100).toFixed(0)} %`, bar: '—', pass: null });
+    rows.push({
+      name: `Encrypted upload to S3 (s3rver), ${size}`,
+      figure: `${mbps(SIZE, up).toFixed(0)} MB/s`,
+      ceiling: `${mbps(SIZE, s3Up).toFixed(0)} MB/s`,
+      ratio: `${((s3Up / up) * 100).toFixed(0)} %`,
+      bar: '—',
+      pass: null,
+    });
+    rows.push({
+      name: `Multipart upload to s3rver without Coffre (S3 store, same parts), ${size}`,
+      figure: `${mbps(SIZE, multipart).toFixed(0)} MB/s`,
+      ceiling: `${mbps(SIZE, s3Up).toFixed(0)} MB/s`,
+      ratio: `${((s3Up / multipart) * 100).toFixed(0)} %`,
+      bar: '—',
+      pass: null,
+    });
+    rows.push({
+      name: `Decrypted download from S3 (s3rver), ${size}`,
+      figure: `${mbps(SIZE, down).toFixed(0)} MB/s`,
+      ceiling: `${mbps(SIZE, s3Down).toFixed(0)} MB/s`,
+      ratio: `${((s3Down / down) * 100).toFixed(0)} %`,
+      bar: '—',
+      pass: null,
+    });
 
     // Metadata: a mix of listing, details and the account, on one instance then spread over two.
     const paths = [`/api/folders/root/subfolders`, `/api/files/list/${root}`, `/api/files/details/${fileId}`, `/api/auth/me`];
@@ -171,9 +218,18 @@ export async function scaleOutRows(): Promise<Row[]> {
       rates.one.push(await metadataRate(bases.slice(0, 1), paths, token));
       rates.two.push(await metadataRate(bases, paths, token));
     }
-    process.stderr.write(`metadata: one ${rates.one.map((r) => r.toFixed(0)).join(', ')}; two ${rates.two.map((r) => r.toFixed(0)).join(', ')} req/s\n`);
+    process.stderr.write(
+      `metadata: one ${rates.one.map((r) => r.toFixed(0)).join(', ')}; two ${rates.two.map((r) => r.toFixed(0)).join(', ')} req/s\n`,
+    );
     const [one, two] = [median(rates.one), median(rates.two)];
-    rows.push({ name: `Metadata requests, two instances (${METADATA_CONCURRENCY} in flight)`, figure: `${two.toFixed(0)} req/s`, ceiling: `${one.toFixed(0)} req/s (one instance)`, ratio: `${((two / one) * 100).toFixed(0)} %`, bar: '—', pass: null });
+    rows.push({
+      name: `Metadata requests, two instances (${METADATA_CONCURRENCY} in flight)`,
+      figure: `${two.toFixed(0)} req/s`,
+      ceiling: `${one.toFixed(0)} req/s (one instance)`,
+      ratio: `${((two / one) * 100).toFixed(0)} %`,
+      bar: '—',
+      pass: null,
+    });
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await sleep(500);

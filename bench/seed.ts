@@ -63,7 +63,15 @@ export async function seedFolder(database: DatabaseHandle, options: SeedOptions)
   for (let done = 0; done < options.files; done += batch) {
     const requests: CloneRequest[] = [];
     for (let i = done; i < Math.min(options.files, done + batch); i++) {
-      requests.push({ file: template, sourceFolderKey: key, targetFolderKey: key, targetFolderId: folder.id, targetBucketId: folder.bucket_id, ownerId: folder.owner_id, name: `file ${pad(i, 8)}.bin` });
+      requests.push({
+        file: template,
+        sourceFolderKey: key,
+        targetFolderKey: key,
+        targetFolderId: folder.id,
+        targetBucketId: folder.bucket_id,
+        ownerId: folder.owner_id,
+        name: `file ${pad(i, 8)}.bin`,
+      });
     }
     await db.transaction().execute((trx) => cloneFiles(trx, requests, now));
   }
@@ -73,6 +81,13 @@ export async function seedFolder(database: DatabaseHandle, options: SeedOptions)
   const bytes = options.files * Number(template.size);
   await db.transaction().execute(async (trx) => {
     if (!(await reserveBytes(trx, folder.owner_id, bytes, Number.MAX_SAFE_INTEGER))) throw new Error('the seeded files exceed the quota');
-    await adjustChain(trx, folder.id, '', 1, { folders: options.folders, files: options.files, bytes }, { folders: options.folders, files: options.files });
+    await adjustChain(
+      trx,
+      folder.id,
+      '',
+      1,
+      { folders: options.folders, files: options.files, bytes },
+      { folders: options.folders, files: options.files },
+    );
   });
 }

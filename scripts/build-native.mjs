@@ -21,5 +21,7 @@ if (result.status === 0) {
   process.stdout.write('native addon built (native/build/Release/coffre_native.node)\n');
 } else {
   const reason = result.error?.message ?? result.stderr.trim().split('\n').slice(-5).join('\n');
-  process.stderr.write(`warning: the native addon could not be built; Coffre will use node:crypto and node:fs instead (same format, slower).\n${reason}\n`);
+  process.stderr.write(
+    `warning: the native addon could not be built; Coffre will use node:crypto and node:fs instead (same format, slower).\n${reason}\n`,
+  );
 }

@@ -65,7 +65,9 @@ async function dropRunSchemas() {
   const client = new pg.Client({ connectionString: pgUrl });
   try {
     await client.connect();
-    const { rows } = await client.query("select schema_name from information_schema.schemata where schema_name like $1", [`t\\_${runId}\\_%`]);
+    const { rows } = await client.query('select schema_name from information_schema.schemata where schema_name like $1', [
+      `t\\_${runId}\\_%`,
+    ]);
     for (const { schema_name: name } of rows) await client.query(`drop schema if exists "${name}" cascade`);
   } catch (error) {
     process.stderr.write(`could not drop the test schemas: ${error.message}\n`);
@@ -83,7 +85,10 @@ const RUN_TIMEOUT_MS = 45 * 60_000;
 const child = spawn(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId } },
+  {
+    stdio: 'inherit',
+    env: { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId },
+  },
 );
 const watchdog = setTimeout(() => {
   process.stderr.write(`\nnpm test: the run took over ${RUN_TIMEOUT_MS / 60_000} minutes; stopping it.\n`);

@@ -81,7 +81,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function errorCatalogDescription(): string {
   const rows = Object.entries(ERROR_CATALOG).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.message} |`);
-  return ['Every error has the body `{status, message, code, data: null}`; validation errors add `details`.', '', '| code | status | message |', '|---|---|---|', ...rows].join('\n');
+  return [
+    'Every error has the body `{status, message, code, data: null}`; validation errors add `details`.',
+    '',
+    '| code | status | message |',
+    '|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** Builds the whole HTTP application on an open database; the caller owns the database. */
@@ -116,7 +122,10 @@ async function openContext(deps: AppDeps): Promise<{ ctx: AppContext; engineName
   const engine = chooseEngine(config.cryptoEngine);
   const blobs = deps.blobs ?? (await openBlobStore(config, engine.durableFiles));
   const content = createContentStore(database.db, blobs, engine);
-  return { ctx: { config, database, db: database.db, keyring, blobs, content, tokens: createTokenCache(database) }, engineName: engine.name };
+  return {
+    ctx: { config, database, db: database.db, keyring, blobs, content, tokens: createTokenCache(database) },
+    engineName: engine.name,
+  };
 }
 
 /** The Fastify instance with the server's options: logging, limits, request ids, framework errors. */
@@ -126,7 +135,11 @@ function createServer(deps: AppDeps) {
     logger:
       deps.logStream === false
         ? false
-        : { level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' }, ...(deps.logStream ? { stream: deps.logStream } : {}) },
+        : {
+            level: config.logLevel,
+            redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
+          },
     bodyLimit: config.jsonBodyLimit,
     trustProxy: config.trustProxy,
     requestIdHeader: false,
@@ -142,7 +155,10 @@ function createServer(deps: AppDeps) {
     frameworkErrors: (_error, request, reply) => {
       const raw = reply as unknown as FastifyReply;
       raw.header('x-request-id', request.id);
-      raw.code(400).type('application/json; charset=utf-8').send({ status: 400, message: 'The URL is malformed', code: 'VALIDATION_FAILED', data: null });
+      raw
+        .code(400)
+        .type('application/json; charset=utf-8')
+        .send({ status: 400, message: 'The URL is malformed', code: 'VALIDATION_FAILED', data: null });
     },
     // Errors raised by Node's HTTP parser, before any request exists, leave as the envelope too.
     clientErrorHandler,

@@ -21,8 +21,7 @@ export interface S3Location {
 
 /** Where encrypted blobs live: the data folder, or an S3-compatible bucket. */
 export type BlobStoreConfig =
-  | { readonly kind: 'fs' }
-  | ({ readonly kind: 's3'; readonly partSize: number; readonly queueSize: number } & Readonly<S3Location>);
+  { readonly kind: 'fs' } | ({ readonly kind: 's3'; readonly partSize: number; readonly queueSize: number } & Readonly<S3Location>);
 
 /** The whole runtime configuration, read once at start and frozen. Only `main.ts` and the CLI read `process.env`. */
 export interface Config {
@@ -86,8 +85,16 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_MAX_UPLOAD_BYTES', '10737418240', 'Largest file one upload accepts (10 GiB); larger is 413'],
   ['COFFRE_SESSION_TTL_DAYS', '30', 'Lifetime of a login token'],
   ['COFFRE_JSON_BODY_LIMIT', '1048576', 'Largest JSON request body in bytes'],
-  ['COFFRE_BODY_IDLE_SECONDS', '60', 'A request body (an upload too) from which no byte arrives for this long is answered 408 `REQUEST_TIMEOUT` and what it sent is freed; an upload that keeps moving is never cut'],
-  ['COFFRE_JSON_BODY_SECONDS', '30', 'A request body that is not an upload (JSON) must arrive whole within this many seconds, else 408 `REQUEST_TIMEOUT`'],
+  [
+    'COFFRE_BODY_IDLE_SECONDS',
+    '60',
+    'A request body (an upload too) from which no byte arrives for this long is answered 408 `REQUEST_TIMEOUT` and what it sent is freed; an upload that keeps moving is never cut',
+  ],
+  [
+    'COFFRE_JSON_BODY_SECONDS',
+    '30',
+    'A request body that is not an upload (JSON) must arrive whole within this many seconds, else 408 `REQUEST_TIMEOUT`',
+  ],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', '5', 'Failed logins per account before 429'],
   ['COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', '20', 'Failed logins per client address before 429'],
   ['COFFRE_LOGIN_WINDOW_SECONDS', '900', 'Window of the failed-login counters'],
@@ -96,14 +103,42 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_LOOKUP_MAX_PER_USER', '60', 'User lookups by e-mail (`GET /users/lookup`) per signed-in user before 429'],
   ['COFFRE_LOOKUP_MAX_PER_ADDRESS', '300', 'User lookups by e-mail per client address before 429'],
   ['COFFRE_LOOKUP_WINDOW_SECONDS', '900', 'Window of the lookup counters (at most 86400)'],
-  ['COFFRE_COLLECT_INTERVAL_SECONDS', '60', 'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)'],
+  [
+    'COFFRE_COLLECT_INTERVAL_SECONDS',
+    '60',
+    'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)',
+  ],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
-  ['COFFRE_BLOB_STORE', 'fs', 'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)'],
-  ['COFFRE_INLINE_BLOB_BYTES', '65536', 'Files up to this size (a raw `PUT` body or a multipart part) are stored (encrypted) in the database instead of the blob store: one commit instead of two, a file and two fsyncs (0: never; at most 65536)'],
-  ['COFFRE_TRASH_RETENTION_DAYS', '30', 'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)'],
-  ['COFFRE_SHUTDOWN_GRACE_SECONDS', '10', 'On SIGTERM or SIGINT, how long requests in flight (a long transfer) may run before they are cut and the process exits with 1; keep it below the process manager\'s own limit (Kubernetes: `terminationGracePeriodSeconds`, 30 by default)'],
-  ['COFFRE_CRYPTO_ENGINE', 'auto', 'How content is encrypted: `native` (the addon `npm ci` builds: AES-GCM and SHA-256 on the I/O threads), `node` (node:crypto only, the portable fallback), or `auto` (native when built); both write the same format'],
-  ['COFFRE_MASTER_KEY', '(unset: generated once into <data>/master.key)', 'Instance master key, 64 hex characters; the same on every instance'],
+  [
+    'COFFRE_BLOB_STORE',
+    'fs',
+    'Where encrypted blobs live: `fs` (`<data>/blobs`) or `s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true` (credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `partSize` and `queueSize` tune multipart uploads)',
+  ],
+  [
+    'COFFRE_INLINE_BLOB_BYTES',
+    '65536',
+    'Files up to this size (a raw `PUT` body or a multipart part) are stored (encrypted) in the database instead of the blob store: one commit instead of two, a file and two fsyncs (0: never; at most 65536)',
+  ],
+  [
+    'COFFRE_TRASH_RETENTION_DAYS',
+    '30',
+    'Days an item stays in the trash before the upkeep deletes it for good (retained files stay; 0: until emptied)',
+  ],
+  [
+    'COFFRE_SHUTDOWN_GRACE_SECONDS',
+    '10',
+    "On SIGTERM or SIGINT, how long requests in flight (a long transfer) may run before they are cut and the process exits with 1; keep it below the process manager's own limit (Kubernetes: `terminationGracePeriodSeconds`, 30 by default)",
+  ],
+  [
+    'COFFRE_CRYPTO_ENGINE',
+    'auto',
+    'How content is encrypted: `native` (the addon `npm ci` builds: AES-GCM and SHA-256 on the I/O threads), `node` (node:crypto only, the portable fallback), or `auto` (native when built); both write the same format',
+  ],
+  [
+    'COFFRE_MASTER_KEY',
+    '(unset: generated once into <data>/master.key)',
+    'Instance master key, 64 hex characters; the same on every instance',
+  ],
   ['LOG_LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace, silent'],
 ] as const;
 
@@ -211,7 +246,8 @@ function readChoices(env: Env, port: number, problems: string[]) {
   }
   const blobStore = parseBlobStore(env.COFFRE_BLOB_STORE, env.AWS_REGION, problems);
   const cryptoEngine = (env.COFFRE_CRYPTO_ENGINE || 'auto') as CryptoEngineChoice;
-  if (!['auto', 'native', 'node'].includes(cryptoEngine)) problems.push(`COFFRE_CRYPTO_ENGINE must be auto, native or node, got "${cryptoEngine}"`);
+  if (!['auto', 'native', 'node'].includes(cryptoEngine))
+    problems.push(`COFFRE_CRYPTO_ENGINE must be auto, native or node, got "${cryptoEngine}"`);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
@@ -234,7 +270,8 @@ const MiB = 1024 * 1024;
 /** Parses COFFRE_BLOB_STORE; a bad value adds one problem naming what is wrong and the expected form. */
 function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, problems: string[]): BlobStoreConfig {
   if (raw === undefined || raw === '' || raw === 'fs') return { kind: 'fs' };
-  const expected = 'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true (optional: partSize=BYTES, queueSize=N)';
+  const expected =
+    'expected `fs` or s3://bucket[/prefix]?endpoint=URL&region=R&forcePathStyle=true (optional: partSize=BYTES, queueSize=N)';
   const bad = (why: string): BlobStoreConfig => {
     problems.push(`COFFRE_BLOB_STORE ${why}, got "${raw}" (${expected})`);
     return { kind: 'fs' };
@@ -248,7 +285,8 @@ function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, 
   if (url.protocol !== 's3:') return bad(`has an unknown scheme "${url.protocol.replace(/:$/, '')}"`);
   if (url.username || url.password) return bad('must not hold credentials (use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)');
   const bucket = url.hostname;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) return bad('needs a valid bucket name (3-63 lowercase letters, digits, dots, hyphens)');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    return bad('needs a valid bucket name (3-63 lowercase letters, digits, dots, hyphens)');
   const unknown = [...url.searchParams.keys()].filter((k) => !S3_PARAMS.includes(k));
   if (unknown.length > 0) return bad(`has unknown parameter(s) ${unknown.join(', ')}`);
   let prefix = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
@@ -267,7 +305,8 @@ function parseBlobStore(raw: string | undefined, awsRegion: string | undefined, 
   // Multipart: parts of 5 MiB to 5 GiB (S3's limits), up to 16 in flight; memory per upload is
   // about (queueSize + 1) × partSize.
   const partSize = url.searchParams.has('partSize') ? Number(url.searchParams.get('partSize')) : 5 * MiB;
-  if (!Number.isInteger(partSize) || partSize < 5 * MiB || partSize > 5 * 1024 * MiB) return bad(`has partSize outside ${5 * MiB}..${5 * 1024 * MiB} bytes`);
+  if (!Number.isInteger(partSize) || partSize < 5 * MiB || partSize > 5 * 1024 * MiB)
+    return bad(`has partSize outside ${5 * MiB}..${5 * 1024 * MiB} bytes`);
   const queueSize = url.searchParams.has('queueSize') ? Number(url.searchParams.get('queueSize')) : 2;
   if (!Number.isInteger(queueSize) || queueSize < 1 || queueSize > 16) return bad('has queueSize outside 1..16');
   return {

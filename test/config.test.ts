@@ -52,7 +52,14 @@ describe('config: defaults', () => {
   });
 
   it('treats an empty variable as unset', () => {
-    const config = loadConfig({ PORT: '', COFFRE_REGISTRATION: '', COFFRE_DEFAULT_QUOTA_BYTES: '', COFFRE_TRUST_PROXY: '', DATABASE_URL: '', LOG_LEVEL: '' });
+    const config = loadConfig({
+      PORT: '',
+      COFFRE_REGISTRATION: '',
+      COFFRE_DEFAULT_QUOTA_BYTES: '',
+      COFFRE_TRUST_PROXY: '',
+      DATABASE_URL: '',
+      LOG_LEVEL: '',
+    });
     assert.equal(config.port, 8080);
     assert.equal(config.registration, 'first-user');
     assert.equal(config.defaultQuotaBytes, 10 * GIB);
@@ -131,7 +138,8 @@ describe('config: values', () => {
   });
 
   it('accepts the three registration policies', () => {
-    for (const policy of ['open', 'closed', 'first-user'] as const) assert.equal(loadConfig({ COFFRE_REGISTRATION: policy }).registration, policy);
+    for (const policy of ['open', 'closed', 'first-user'] as const)
+      assert.equal(loadConfig({ COFFRE_REGISTRATION: policy }).registration, policy);
   });
 
   it('reads booleans in their usual spellings', () => {
@@ -167,8 +175,14 @@ describe('config: invalid values', () => {
     const error = configError(() => loadConfig({ PORT: 'abc', COFFRE_REGISTRATION: 'maybe' }));
     assert.equal(error.name, 'ConfigError');
     assert.equal(error.problems.length, 2, error.problems.join('\n'));
-    assert.ok(error.problems.some((p) => p.startsWith('PORT') && p.includes('"abc"')), error.problems.join('\n'));
-    assert.ok(error.problems.some((p) => p.startsWith('COFFRE_REGISTRATION') && p.includes('"maybe"')), error.problems.join('\n'));
+    assert.ok(
+      error.problems.some((p) => p.startsWith('PORT') && p.includes('"abc"')),
+      error.problems.join('\n'),
+    );
+    assert.ok(
+      error.problems.some((p) => p.startsWith('COFFRE_REGISTRATION') && p.includes('"maybe"')),
+      error.problems.join('\n'),
+    );
     assert.match(error.message, /PORT/);
     assert.match(error.message, /COFFRE_REGISTRATION/);
   });
@@ -229,16 +243,22 @@ describe('config: COFFRE_BLOB_STORE', () => {
   });
 
   it('reads an s3:// URL: bucket, prefix, endpoint, region, path style', () => {
-    assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://coffre-blobs/prod/eu?endpoint=http://minio:9000&region=eu-west-3&forcePathStyle=true&partSize=16777216&queueSize=4' }).blobStore, {
-      kind: 's3',
-      partSize: 16 * 1024 * 1024,
-      queueSize: 4,
-      bucket: 'coffre-blobs',
-      prefix: 'prod/eu/',
-      endpoint: 'http://minio:9000',
-      region: 'eu-west-3',
-      forcePathStyle: true,
-    });
+    assert.deepEqual(
+      loadConfig({
+        COFFRE_BLOB_STORE:
+          's3://coffre-blobs/prod/eu?endpoint=http://minio:9000&region=eu-west-3&forcePathStyle=true&partSize=16777216&queueSize=4',
+      }).blobStore,
+      {
+        kind: 's3',
+        partSize: 16 * 1024 * 1024,
+        queueSize: 4,
+        bucket: 'coffre-blobs',
+        prefix: 'prod/eu/',
+        endpoint: 'http://minio:9000',
+        region: 'eu-west-3',
+        forcePathStyle: true,
+      },
+    );
     assert.deepEqual(loadConfig({ COFFRE_BLOB_STORE: 's3://my.bucket', AWS_REGION: 'us-west-2' }).blobStore, {
       kind: 's3',
       partSize: 5 * 1024 * 1024,

@@ -67,7 +67,10 @@ describe('error catalog (no database)', () => {
     // Guards the regular expression above against silently matching nothing.
     const pattern = /\bnew\s+AppError\(\s*(['"`])([A-Za-z0-9_]+)\1/g;
     const sample = "throw new AppError(\n      'FOLDER_NOT_FOUND',\n    );\nthrow new AppError('NOT_A_CODE');\nnew AppError(code);";
-    assert.deepEqual([...sample.matchAll(pattern)].map((m) => m[2]), ['FOLDER_NOT_FOUND', 'NOT_A_CODE']);
+    assert.deepEqual(
+      [...sample.matchAll(pattern)].map((m) => m[2]),
+      ['FOLDER_NOT_FOUND', 'NOT_A_CODE'],
+    );
     assert.ok(!('NOT_A_CODE' in ERROR_CATALOG));
   });
 });
@@ -78,7 +81,14 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       for (const api of [client(app), user.api, client(app, 'cof_not-a-real-token')]) {
-        for (const url of ['/api/nope', '/api/auth/nope?x=1', '/nope', '/api/folders/nope/nope/nope', '/api/docs/static/nope.js', '/api/auth/me/']) {
+        for (const url of [
+          '/api/nope',
+          '/api/auth/nope?x=1',
+          '/nope',
+          '/api/folders/nope/nope/nope',
+          '/api/docs/static/nope.js',
+          '/api/auth/me/',
+        ]) {
           const res = await api.get(url);
           assertError(res, 404, 'ROUTE_NOT_FOUND');
           assert.ok(!res.body.message.includes('?x=1'), 'the query string is not echoed');
@@ -97,7 +107,9 @@ for (const dialect of DIALECTS) {
         assert.equal(res.body.details, undefined);
       }
       // Prototype poisoning is refused rather than parsed.
-      const poisoned = await api.post('/api/auth/login', '{"__proto__":{"admin":true},"email":"a@b.c","password":"x"}', { 'content-type': 'application/json' });
+      const poisoned = await api.post('/api/auth/login', '{"__proto__":{"admin":true},"email":"a@b.c","password":"x"}', {
+        'content-type': 'application/json',
+      });
       assertError(poisoned, 400, 'INVALID_JSON');
       // Malformed JSON on an authenticated route, signed in.
       const user = await signUp(app);
@@ -107,7 +119,12 @@ for (const dialect of DIALECTS) {
     it('treats an empty body sent as JSON as no body', async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
-      const res = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, payload: '' });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/auth/logout',
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+        payload: '',
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json(), { status: 200, message: '', data: null });
       // Where a body is required, an empty one is a validation error, not a JSON error.
@@ -120,7 +137,11 @@ for (const dialect of DIALECTS) {
       const api = client(app);
       const body = JSON.stringify({ email: 'a@example.com', password: 'correct horse battery' });
       assertError(await api.post('/api/auth/login', body, { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-      assertError(await api.post('/api/auth/login', 'email=a%40example.com&password=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      assertError(
+        await api.post('/api/auth/login', 'email=a%40example.com&password=x', { 'content-type': 'application/x-www-form-urlencoded' }),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      );
       assertError(await api.post('/api/auth/register', '<a/>', { 'content-type': 'application/xml' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       // JSON with a charset parameter is still JSON.
       const withCharset = await api.post('/api/auth/login', body, { 'content-type': 'application/json; charset=utf-8' });
@@ -142,7 +163,10 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const res = await client(app).post('/api/auth/register', { email: 'a@example.com', password: 'short', name: 'A' });
       assertError(res, 400, 'VALIDATION_FAILED');
-      assert.ok(res.body.details.some((d: { field: string }) => d.field === 'body.password'), JSON.stringify(res.body.details));
+      assert.ok(
+        res.body.details.some((d: { field: string }) => d.field === 'body.password'),
+        JSON.stringify(res.body.details),
+      );
       const notAnObject = await client(app).post('/api/auth/login', '[1,2]', { 'content-type': 'application/json' });
       assertError(notAnObject, 400, 'VALIDATION_FAILED');
     });
@@ -200,7 +224,11 @@ for (const dialect of DIALECTS) {
         [anon.get('/api/does-not-exist'), 404, 'ROUTE_NOT_FOUND'],
         [anon.post('/api/auth/login', '{', { 'content-type': 'application/json' }), 400, 'INVALID_JSON'],
         [anon.post('/api/auth/login', 'x', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE'],
-        [anon.post('/api/auth/login', JSON.stringify({ email: 'x'.repeat(4000) }), { 'content-type': 'application/json' }), 413, 'PAYLOAD_TOO_LARGE'],
+        [
+          anon.post('/api/auth/login', JSON.stringify({ email: 'x'.repeat(4000) }), { 'content-type': 'application/json' }),
+          413,
+          'PAYLOAD_TOO_LARGE',
+        ],
         [anon.post('/api/auth/login', { email: 'nobody@example.com', password: 'whatever!' }), 401, 'INVALID_CREDENTIALS'],
         [anon.post('/api/auth/register', { email: user.email, password: 'correct horse battery', name: 'Dup' }), 409, 'EMAIL_TAKEN'],
         [anon.post('/api/auth/register', { email: 'bad', password: 'correct horse battery', name: 'X' }), 400, 'VALIDATION_FAILED'],

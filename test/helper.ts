@@ -58,7 +58,11 @@ export interface BuildOptions {
  * lifted so that tests may sign up and look up as many users as they need. Tests of those limits
  * set them in `config`.
  */
-const UNTHROTTLED = { COFFRE_REGISTRATION_MAX_PER_ADDRESS: '1000000', COFFRE_LOOKUP_MAX_PER_USER: '1000000', COFFRE_LOOKUP_MAX_PER_ADDRESS: '1000000' };
+const UNTHROTTLED = {
+  COFFRE_REGISTRATION_MAX_PER_ADDRESS: '1000000',
+  COFFRE_LOOKUP_MAX_PER_USER: '1000000',
+  COFFRE_LOOKUP_MAX_PER_ADDRESS: '1000000',
+};
 
 export interface TestApp {
   app: FastifyInstance;
@@ -77,7 +81,13 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
   // test files run makes Kysely's migrator, which inspects every schema, fail intermittently.
   const schema = newSchemaName();
   const config = loadConfig(
-    { COFFRE_DATA_DIR: dataDir, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', ...UNTHROTTLED, ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}) },
+    {
+      COFFRE_DATA_DIR: dataDir,
+      COFFRE_REGISTRATION: 'open',
+      LOG_LEVEL: 'silent',
+      ...UNTHROTTLED,
+      ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}),
+    },
     { cryptoEngine: defaultEngine, ...options.config },
   );
   const database = await prepareDatabase(config, {
@@ -142,5 +152,12 @@ export async function signUp(app: FastifyInstance, name = 'Test User'): Promise<
   const res = await client(app).post('/api/auth/register', { email, password: 'correct horse battery', name });
   if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
   const { user, accessToken } = res.body.data;
-  return { id: user.id, email, token: accessToken, defaultBucketId: user.defaultBucketId, defaultDatahubId: user.defaultDatahubId, api: client(app, accessToken) };
+  return {
+    id: user.id,
+    email,
+    token: accessToken,
+    defaultBucketId: user.defaultBucketId,
+    defaultDatahubId: user.defaultDatahubId,
+    api: client(app, accessToken),
+  };
 }

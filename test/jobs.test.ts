@@ -22,12 +22,19 @@ for (const dialect of DIALECTS) {
       // One of the two sessions expired a minute ago.
       const tokens = await db.selectFrom('tokens').select('id').where('user_id', '=', user.id).orderBy('created_at').execute();
       assert.equal(tokens.length, 2);
-      await db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 60_000).toISOString() }).where('id', '=', tokens[1].id).execute();
+      await db
+        .updateTable('tokens')
+        .set({ expires_at: new Date(Date.now() - 60_000).toISOString() })
+        .where('id', '=', tokens[1].id)
+        .execute();
       const now = Date.now();
-      await db.insertInto('throttles').values([
-        { key: 'test:old', count: 3, window_start_ms: now - 2 * 24 * 3600 * 1000 },
-        { key: 'test:fresh', count: 3, window_start_ms: now - 60_000 },
-      ]).execute();
+      await db
+        .insertInto('throttles')
+        .values([
+          { key: 'test:old', count: 3, window_start_ms: now - 2 * 24 * 3600 * 1000 },
+          { key: 'test:fresh', count: 3, window_start_ms: now - 60_000 },
+        ])
+        .execute();
 
       const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-upkeep-'));
       t.after(() => fs.rmSync(blobDir, { recursive: true, force: true }));
@@ -35,7 +42,10 @@ for (const dialect of DIALECTS) {
       await maintenanceRound(ctx);
 
       const left = await db.selectFrom('tokens').select('id').where('user_id', '=', user.id).execute();
-      assert.deepEqual(left.map((r) => r.id), [tokens[0].id]);
+      assert.deepEqual(
+        left.map((r) => r.id),
+        [tokens[0].id],
+      );
       const keys = (await db.selectFrom('throttles').select('key').where('key', 'like', 'test:%').execute()).map((r) => r.key);
       assert.deepEqual(keys, ['test:fresh']);
       assert.equal((await user.api.get('/api/auth/me')).status, 200, 'the live session still works');
@@ -49,7 +59,11 @@ for (const dialect of DIALECTS) {
       const live = await putFile(test.app, user, root, 'live.txt', 'live');
       const old = await putFile(test.app, user, root, 'old.txt', 'old bytes');
       const retained = await putFile(test.app, user, root, 'retained.txt', 'kept by law');
-      assert.equal((await user.api.put(`/api/files/update/${retained.id}`, { name: 'retained.txt', visibility: 'private', retentionPeriod: '90d' })).status, 200);
+      assert.equal(
+        (await user.api.put(`/api/files/update/${retained.id}`, { name: 'retained.txt', visibility: 'private', retentionPeriod: '90d' }))
+          .status,
+        200,
+      );
       const recent = await putFile(test.app, user, root, 'recent.txt', 'trashed yesterday');
       const folder = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Old folder', parentId: root })).body.data;
       const inside = await putFile(test.app, user, folder.id, 'inside.txt', 'in an old folder');
@@ -58,8 +72,14 @@ for (const dialect of DIALECTS) {
       const longAgo = new Date(Date.now() - 31 * DAY).toISOString();
       await db.updateTable('files').set({ deleted_at: longAgo }).where('id', 'in', [old.id, retained.id, inside.id]).execute();
       await db.updateTable('folders').set({ deleted_at: longAgo }).where('id', '=', folder.id).execute();
-      await db.updateTable('files').set({ deleted_at: new Date(Date.now() - DAY).toISOString() }).where('id', '=', recent.id).execute();
-      const usedBefore = Number((await db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow()).used_bytes);
+      await db
+        .updateTable('files')
+        .set({ deleted_at: new Date(Date.now() - DAY).toISOString() })
+        .where('id', '=', recent.id)
+        .execute();
+      const usedBefore = Number(
+        (await db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow()).used_bytes,
+      );
 
       const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-purge-'));
       t.after(() => fs.rmSync(blobDir, { recursive: true, force: true }));
@@ -72,7 +92,9 @@ for (const dialect of DIALECTS) {
       const files = (await db.selectFrom('files').select('id').where('owner_id', '=', user.id).execute()).map((r) => r.id).sort();
       assert.deepEqual(files, [live.id, retained.id, recent.id].sort());
       assert.equal(await db.selectFrom('folders').select('id').where('id', '=', folder.id).executeTakeFirst(), undefined);
-      const usedAfter = Number((await db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow()).used_bytes);
+      const usedAfter = Number(
+        (await db.selectFrom('users').select('used_bytes').where('id', '=', user.id).executeTakeFirstOrThrow()).used_bytes,
+      );
       assert.equal(usedBefore - usedAfter, old.size + inside.size);
       // The retained file keeps its lease: the next round does not try it again for an hour.
       assert.deepEqual((await maintenanceRound(ctx)).keptUnderRetention, 0);
@@ -89,11 +111,24 @@ for (const dialect of DIALECTS) {
       const db = test.database.db;
       const file = await putFile(test.app, user, await rootFolderId(user), 'shared.txt', 'shared');
       const hashes: string[] = [];
-      for (let i = 0; i < 4; i++) hashes.push((await user.api.post(`/api/files/share/${file.id}`, { expirationDays: 1 })).body.data.sharedHash);
+      for (let i = 0; i < 4; i++)
+        hashes.push((await user.api.post(`/api/files/share/${file.id}`, { expirationDays: 1 })).body.data.sharedHash);
       const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
-      await db.updateTable('share_links').set({ expires_at: ago(31) }).where('shared_hash', '=', hashes[0]).execute();
-      await db.updateTable('share_links').set({ expires_at: ago(2) }).where('shared_hash', '=', hashes[1]).execute();
-      await db.updateTable('share_links').set({ revoked_at: ago(31), expires_at: null }).where('shared_hash', '=', hashes[2]).execute();
+      await db
+        .updateTable('share_links')
+        .set({ expires_at: ago(31) })
+        .where('shared_hash', '=', hashes[0])
+        .execute();
+      await db
+        .updateTable('share_links')
+        .set({ expires_at: ago(2) })
+        .where('shared_hash', '=', hashes[1])
+        .execute();
+      await db
+        .updateTable('share_links')
+        .set({ revoked_at: ago(31), expires_at: null })
+        .where('shared_hash', '=', hashes[2])
+        .execute();
       const ctx = { config: test.config, database: test.database, db, blobs: { removeStaleUploads: undefined } } as unknown as AppContext;
       const report = await maintenanceRound({ ...ctx, blobs: new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-links-'))) });
       assert.equal(report.linksDeleted, 2);
@@ -107,11 +142,24 @@ for (const dialect of DIALECTS) {
     it('runs every upkeep step even when one fails, then reports the failure', async (t) => {
       const test = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
       const db = test.database.db;
-      await db.insertInto('throttles').values({ key: 'test:stale', count: 1, window_start_ms: Date.now() - 2 * DAY }).execute();
-      const broken = { kind: 'broken', removeStaleUploads: async () => { throw new Error('store unreachable'); }, delete: async () => {} };
+      await db
+        .insertInto('throttles')
+        .values({ key: 'test:stale', count: 1, window_start_ms: Date.now() - 2 * DAY })
+        .execute();
+      const broken = {
+        kind: 'broken',
+        removeStaleUploads: async () => {
+          throw new Error('store unreachable');
+        },
+        delete: async () => {},
+      };
       const ctx = { config: test.config, database: test.database, db, blobs: broken } as unknown as AppContext;
       await assert.rejects(maintenanceRound(ctx), /store unreachable/);
-      assert.equal(await db.selectFrom('throttles').select('key').where('key', '=', 'test:stale').executeTakeFirst(), undefined, 'later steps still ran');
+      assert.equal(
+        await db.selectFrom('throttles').select('key').where('key', '=', 'test:stale').executeTakeFirst(),
+        undefined,
+        'later steps still ran',
+      );
     });
   });
 }

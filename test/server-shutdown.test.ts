@@ -47,7 +47,9 @@ for (const dialect of DIALECTS) {
       const instance = await startInstance(`shutdown-${dialect}`, env);
       const sockets: net.Socket[] = [];
       try {
-        const registered = await http(instance.url, 'POST', '/api/auth/register', { json: { email: 'shutdown@example.com', password: 'correct horse battery', name: 'Shutdown' } });
+        const registered = await http(instance.url, 'POST', '/api/auth/register', {
+          json: { email: 'shutdown@example.com', password: 'correct horse battery', name: 'Shutdown' },
+        });
         assert.equal(registered.status, 201, JSON.stringify(registered.body));
         const token = registered.body.data.accessToken as string;
         const roots = await http(instance.url, 'GET', '/api/folders/root/subfolders', { token });
@@ -65,13 +67,21 @@ for (const dialect of DIALECTS) {
               `Content-Type: application/octet-stream\r\nContent-Length: ${2 * half.length}\r\nConnection: keep-alive\r\n\r\n`,
           );
           socket.write(half);
-          await until(instance, (line) => (line.req as { url?: string } | undefined)?.url?.includes(name) === true, `the server never logged ${name}`);
+          await until(
+            instance,
+            (line) => (line.req as { url?: string } | undefined)?.url?.includes(name) === true,
+            `the server never logged ${name}`,
+          );
           return { socket, received, closed: once(socket, 'close') };
         };
         const exited = once(instance.process, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
         const terminate = async () => {
           instance.process.kill('SIGTERM');
-          await until(instance, (line) => line.msg === 'shutting down: finishing in-flight requests', 'the server never began its shutdown');
+          await until(
+            instance,
+            (line) => line.msg === 'shutting down: finishing in-flight requests',
+            'the server never began its shutdown',
+          );
         };
         await run({ instance, database, token, hostname, half, startUpload, exited, terminate });
       } finally {
@@ -92,7 +102,10 @@ for (const dialect of DIALECTS) {
         asking.socket.write(half);
         asking.socket.write(`GET /api/folders/root/subfolders HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
         await asking.closed;
-        await eventually(() => assert.ok(parseResponses(Buffer.concat(staying.received)).length > 0, 'the upload kept open was never answered'), 10_000);
+        await eventually(
+          () => assert.ok(parseResponses(Buffer.concat(staying.received)).length > 0, 'the upload kept open was never answered'),
+          10_000,
+        );
         const answeredAt = Date.now();
 
         const [kept, ...keptRest] = parseResponses(Buffer.concat(staying.received));
@@ -105,21 +118,35 @@ for (const dialect of DIALECTS) {
         assert.equal(JSON.parse(uploaded.body).data.size, 1024 * 1024);
         assert.equal(refused.status, 503);
         assert.equal(refused.headers.connection, 'close');
-        assert.deepEqual(JSON.parse(refused.body), { status: 503, message: 'The server is shutting down: send the request again', code: 'SERVICE_UNAVAILABLE', data: null });
+        assert.deepEqual(JSON.parse(refused.body), {
+          status: 503,
+          message: 'The server is shutting down: send the request again',
+          code: 'SERVICE_UNAVAILABLE',
+          data: null,
+        });
 
         const [code, signal] = await exited;
         const exitDelay = Date.now() - answeredAt;
         assert.equal(signal, null);
         assert.equal(code, 0, instance.output.join('\n'));
         assert.ok(exitDelay < 3000, `the process exited ${exitDelay} ms after the last answer`);
-        assert.deepEqual(instance.logs.filter((line) => Number(line.level) >= 50), []);
+        assert.deepEqual(
+          instance.logs.filter((line) => Number(line.level) >= 50),
+          [],
+        );
 
         if (database) {
           // The uploads answered during the shutdown are recorded, their blobs stored.
           const files = await database.db.selectFrom('files').select(['name', 'size']).execute();
-          assert.deepEqual(files.map((f) => [f.name, Number(f.size)]).sort(), [['kept-open.bin', 1024 * 1024], ['then-more.bin', 1024 * 1024]]);
+          assert.deepEqual(files.map((f) => [f.name, Number(f.size)]).sort(), [
+            ['kept-open.bin', 1024 * 1024],
+            ['then-more.bin', 1024 * 1024],
+          ]);
           const blobs = await database.db.selectFrom('blobs').select('state').execute();
-          assert.deepEqual(blobs.map((b) => b.state), ['ready', 'ready']);
+          assert.deepEqual(
+            blobs.map((b) => b.state),
+            ['ready', 'ready'],
+          );
         }
       });
     });
@@ -139,7 +166,10 @@ for (const dialect of DIALECTS) {
           assert.deepEqual(await database.db.selectFrom('files').select('name').execute(), []);
           // Its blob row stays `uploading`, for the collector (see files.storage.ts).
           const blobs = await database.db.selectFrom('blobs').select('state').execute();
-          assert.deepEqual(blobs.map((b) => b.state), ['uploading']);
+          assert.deepEqual(
+            blobs.map((b) => b.state),
+            ['uploading'],
+          );
         }
       });
     });

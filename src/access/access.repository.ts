@@ -77,7 +77,12 @@ export async function grantsOnFolders(db: DbOrTrx, userId: string, folderIds: st
     .where('item_kind', '=', 'folder')
     .where('item_id', 'in', folderIds)
     .execute();
-  return new Map(rows.map((r) => [r.item_id, { view: Number(r.can_view) === 1, download: Number(r.can_download) === 1, edit: Number(r.can_edit) === 1 }]));
+  return new Map(
+    rows.map((r) => [
+      r.item_id,
+      { view: Number(r.can_view) === 1, download: Number(r.can_download) === 1, edit: Number(r.can_edit) === 1 },
+    ]),
+  );
 }
 
 /** Which of `fileIds` the user holds a grant to download on, on the file itself. */

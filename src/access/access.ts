@@ -68,11 +68,21 @@ async function accessTo(
  * What the principal may do to the folder: its owner anything; another user what the union of
  * their grants on the folder and its ancestors allows (docs/api.md), while it is not in the trash.
  */
-function folderAccess(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<Access> {
+function folderAccess(
+  db: DbOrTrx,
+  principal: Principal,
+  folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
+  action: Action,
+): Promise<Access> {
   return accessTo(db, principal, folder, { folderId: folder.id }, action);
 }
 
-export async function mayActOnFolder(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, action: Action): Promise<boolean> {
+export async function mayActOnFolder(
+  db: DbOrTrx,
+  principal: Principal,
+  folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
+  action: Action,
+): Promise<boolean> {
   return (await folderAccess(db, principal, folder, action)) === 'allowed';
 }
 
@@ -110,7 +120,12 @@ export async function loadFolderFor(
 }
 
 /** Whether the principal may perform `action` on the file: as for folders, with the file's own grants added. */
-export async function mayActOnFile(db: DbOrTrx, principal: Principal, file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id' | 'trash_batch'>, action: Action): Promise<boolean> {
+export async function mayActOnFile(
+  db: DbOrTrx,
+  principal: Principal,
+  file: Pick<FileRow, 'id' | 'owner_id' | 'folder_id' | 'trash_batch'>,
+  action: Action,
+): Promise<boolean> {
   return (await accessTo(db, principal, file, { folderId: file.folder_id, fileId: file.id }, action)) === 'allowed';
 }
 
@@ -125,7 +140,12 @@ export async function loadFileFor(db: DbOrTrx, principal: Principal, fileId: str
  * Which files of a listing of `folder` (one the principal may see) they may download: all for
  * the owner or a downloader of the folder, else those granted to them for download on their own.
  */
-export async function mayDownloadIn(db: DbOrTrx, principal: Principal, folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>, fileIds: string[]): Promise<(fileId: string) => boolean> {
+export async function mayDownloadIn(
+  db: DbOrTrx,
+  principal: Principal,
+  folder: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
+  fileIds: string[],
+): Promise<(fileId: string) => boolean> {
   if (await mayActOnFolder(db, principal, folder, 'download')) return () => true;
   const granted = await filesGrantedForDownload(db, principal.userId, fileIds);
   return (fileId) => granted.has(fileId);
@@ -152,7 +172,11 @@ export async function visibleChainLength(db: DbOrTrx, principal: Principal, owne
  * parent) when that folder is out of their sight: a file shared on its own, the highest folder
  * shared with them. A live item's folder is live, so only the grants decide.
  */
-export async function visibleParentId(db: DbOrTrx, principal: Principal, item: { owner_id: string; parentId: string | null }): Promise<string> {
+export async function visibleParentId(
+  db: DbOrTrx,
+  principal: Principal,
+  item: { owner_id: string; parentId: string | null },
+): Promise<string> {
   if (!item.parentId) return '';
   if (item.owner_id === principal.userId) return item.parentId;
   const flags = await effectiveGrant(db, principal.userId, { folderId: item.parentId });

@@ -43,14 +43,25 @@ export function recordNewBlobsWrites(db: DbOrTrx, blobs: NewBlob[], now: string)
   const inline = blobs.filter((blob) => blob.content !== undefined);
   const writes: Write[] = [];
   if (inStore.length > 0) {
-    const sizes = sql.join(inStore.map((blob) => sql`when ${blob.id} then cast(${blob.storedSize} as bigint)`), sql` `);
+    const sizes = sql.join(
+      inStore.map((blob) => sql`when ${blob.id} then cast(${blob.storedSize} as bigint)`),
+      sql` `,
+    );
     writes.push(sql`
       update blobs set state = 'ready', ref_count = 1, stored_size = case id ${sizes} end, updated_at = ${now}
       where id in (${sql.join(inStore.map((blob) => blob.id))})
     `);
   }
   if (inline.length > 0) {
-    const rows = inline.map((blob) => ({ id: blob.id, state: 'ready' as const, ref_count: 1, stored_size: blob.storedSize, content: blob.content!, created_at: now, updated_at: now }));
+    const rows = inline.map((blob) => ({
+      id: blob.id,
+      state: 'ready' as const,
+      ref_count: 1,
+      stored_size: blob.storedSize,
+      content: blob.content!,
+      created_at: now,
+      updated_at: now,
+    }));
     writes.push(db.insertInto('blobs').values(rows));
   }
   return writes;
@@ -97,7 +108,13 @@ export interface ClaimedBlob {
  * collectors on every instance take disjoint batches; otherwise (SQLite, one writer) each
  * candidate is claimed by a conditional update.
  */
-export async function claimGarbage(db: DbOrTrx, now: string, staleBefore: string, limit: number, skipLocked: boolean): Promise<ClaimedBlob[]> {
+export async function claimGarbage(
+  db: DbOrTrx,
+  now: string,
+  staleBefore: string,
+  limit: number,
+  skipLocked: boolean,
+): Promise<ClaimedBlob[]> {
   if (skipLocked) {
     const result = await sql<{ id: string; in_store: boolean }>`
       update blobs set state = 'deleting', updated_at = ${now}
@@ -117,10 +134,7 @@ export async function claimGarbage(db: DbOrTrx, now: string, staleBefore: string
     .select((eb) => ['id', 'state', 'updated_at', eb('content', 'is', null).as('in_store')])
     .where('ref_count', '<=', 0)
     .where((eb) =>
-      eb.or([
-        eb('state', '=', 'ready'),
-        eb.and([eb('state', 'in', ['uploading', 'deleting']), eb('updated_at', '<', staleBefore)]),
-      ]),
+      eb.or([eb('state', '=', 'ready'), eb.and([eb('state', 'in', ['uploading', 'deleting']), eb('updated_at', '<', staleBefore)])]),
     )
     .limit(limit)
     .execute();

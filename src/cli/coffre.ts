@@ -37,7 +37,15 @@ async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0])
   const engine = chooseEngine(config.cryptoEngine);
   const blobs = await openBlobStore(config, engine.durableFiles);
   try {
-    return await work({ config, database, db: database.db, keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)), blobs, content: createContentStore(database.db, blobs, engine), tokens: createTokenCache(database) });
+    return await work({
+      config,
+      database,
+      db: database.db,
+      keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)),
+      blobs,
+      content: createContentStore(database.db, blobs, engine),
+      tokens: createTokenCache(database),
+    });
   } finally {
     await blobs.close();
     await database.close();
@@ -86,7 +94,8 @@ async function main(argv: string[]): Promise<number> {
     const email = required(values, 'email');
     const raw = required(values, 'bytes');
     const bytes = raw === 'default' ? null : Number(raw);
-    if (bytes !== null && (!Number.isSafeInteger(bytes) || bytes < 0)) throw new UsageError('--bytes must be a non-negative integer or "default"');
+    if (bytes !== null && (!Number.isSafeInteger(bytes) || bytes < 0))
+      throw new UsageError('--bytes must be a non-negative integer or "default"');
     const user = await withDatabase((ctx) => accountService(ctx).setQuota(email, bytes));
     process.stdout.write(`Quota of <${user.email}> is now ${user.quotaBytes} bytes\n`);
     return 0;
@@ -102,14 +111,17 @@ async function main(argv: string[]): Promise<number> {
 /** `coffre keys rotate`: the new key is saved before the bucket keys are re-wrapped, never after. */
 async function rotateKeys(out: string | undefined): Promise<string> {
   const config = loadConfig(process.env);
-  if (config.masterKey && !out) throw new UsageError('COFFRE_MASTER_KEY is set: give --out FILE for the new key (then put it in every instance\'s COFFRE_MASTER_KEY)');
-  if (!config.masterKey && !fs.existsSync(path.join(config.dataDir, MASTER_KEY_FILE))) throw new UsageError(`no master key to rotate in ${config.dataDir}`);
+  if (config.masterKey && !out)
+    throw new UsageError("COFFRE_MASTER_KEY is set: give --out FILE for the new key (then put it in every instance's COFFRE_MASTER_KEY)");
+  if (!config.masterKey && !fs.existsSync(path.join(config.dataDir, MASTER_KEY_FILE)))
+    throw new UsageError(`no master key to rotate in ${config.dataDir}`);
   const currentKey = loadMasterKey(config.masterKey, config.dataDir);
   const current = new Keyring(currentKey);
   const newMaster = randomBytes(KEY_BYTES);
   const database = await prepareDatabase(config);
   try {
-    if (!masterKeyOpens(currentKey, await oldestBucketKey(database.db))) throw new UsageError('the current master key does not open the bucket keys in this database: nothing to rotate from');
+    if (!masterKeyOpens(currentKey, await oldestBucketKey(database.db)))
+      throw new UsageError('the current master key does not open the bucket keys in this database: nothing to rotate from');
     const stage = stageMasterKey(newMaster, out ? { outFile: path.resolve(out) } : { dataDir: config.dataDir });
     let count: number;
     try {
@@ -119,7 +131,9 @@ async function rotateKeys(out: string | undefined): Promise<string> {
       throw error;
     }
     stage.commit();
-    const where = out ? `written to ${path.resolve(out)}: set it as COFFRE_MASTER_KEY on every instance` : `now in ${path.join(config.dataDir, MASTER_KEY_FILE)}`;
+    const where = out
+      ? `written to ${path.resolve(out)}: set it as COFFRE_MASTER_KEY on every instance`
+      : `now in ${path.join(config.dataDir, MASTER_KEY_FILE)}`;
     return `Re-wrapped ${count} bucket key(s) under a new master key, ${where}. Restart every instance with the new key; the old one no longer opens anything.`;
   } finally {
     await database.close();
@@ -131,7 +145,12 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error) => {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof AppError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       process.stderr.write(`coffre: ${error.message}\n${error instanceof UsageError ? `\n${HELP}\n` : ''}`);
       process.exitCode = 2;
       return;

@@ -12,6 +12,7 @@ export function chooseEngine(choice: CryptoEngineChoice): CryptoEngine {
   if (choice === 'node') return nodeEngine;
   const addon = loadNativeAddon();
   if (addon) return nativeEngine(addon);
-  if (choice === 'native') throw new Error('COFFRE_CRYPTO_ENGINE=native, but the native addon is not built (npm ci builds it; see scripts/build-native.mjs)');
+  if (choice === 'native')
+    throw new Error('COFFRE_CRYPTO_ENGINE=native, but the native addon is not built (npm ci builds it; see scripts/build-native.mjs)');
   return nodeEngine;
 }

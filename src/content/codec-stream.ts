@@ -17,7 +17,10 @@ export interface CodecStreamOptions {
 export class CodecStream extends Transform {
   private seen = 0;
 
-  constructor(private readonly codec: SegmentCodec, private readonly options: CodecStreamOptions = {}) {
+  constructor(
+    private readonly codec: SegmentCodec,
+    private readonly options: CodecStreamOptions = {},
+  ) {
     super({ readableHighWaterMark: HIGH_WATER_MARK, writableHighWaterMark: HIGH_WATER_MARK });
   }
 

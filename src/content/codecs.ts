@@ -1,6 +1,15 @@
 import { createHash, type Hash } from 'node:crypto';
 import { MAX_PIECES, type SegmentAead } from './aead.js';
-import { CipherFormatError, HEADER_BYTES, TAG_BYTES, parseHeader, segmentNonce, segmentOffset, type SegmentRange, type StreamHeader } from './format.js';
+import {
+  CipherFormatError,
+  HEADER_BYTES,
+  TAG_BYTES,
+  parseHeader,
+  segmentNonce,
+  segmentOffset,
+  type SegmentRange,
+  type StreamHeader,
+} from './format.js';
 
 /**
  * Synchronous codecs of the stored format: bytes in, bytes out, in order. `write` may hold bytes
@@ -60,7 +69,16 @@ class InputBuffer {
   }
 }
 
-function openSegment(aead: SegmentAead, header: StreamHeader, index: number, final: boolean, sealed: Buffer, out: Buffer, at: number, nonce: Buffer): number {
+function openSegment(
+  aead: SegmentAead,
+  header: StreamHeader,
+  index: number,
+  final: boolean,
+  sealed: Buffer,
+  out: Buffer,
+  at: number,
+  nonce: Buffer,
+): number {
   if (sealed.length < TAG_BYTES) throw new CipherFormatError(`segment ${index} is truncated`);
   const opened = aead.open(segmentNonce(header.noncePrefix, index, final, nonce), header.bytes, sealed, out, at);
   if (opened < 0) throw new CipherFormatError(`segment ${index} does not authenticate`);
@@ -77,7 +95,11 @@ export class Sealer implements SegmentCodec {
   /** `sha256:<hex>` of the plaintext once ended, when hashing. */
   checksum: string | undefined;
 
-  constructor(private readonly aead: SegmentAead, readonly header: StreamHeader, options: { hash?: boolean } = {}) {
+  constructor(
+    private readonly aead: SegmentAead,
+    readonly header: StreamHeader,
+    options: { hash?: boolean } = {},
+  ) {
     this.hash = options.hash ? createHash('sha256') : null;
   }
 
@@ -149,7 +171,16 @@ export class Opener implements SegmentCodec {
     let at = 0;
     for (let i = 0; i < count; i++) {
       const last = final && i === count - 1;
-      at += openSegment(this.aead, this.header!, this.index++, last, this.input.take(last ? this.input.length : sealed), out, at, this.nonce);
+      at += openSegment(
+        this.aead,
+        this.header!,
+        this.index++,
+        last,
+        this.input.take(last ? this.input.length : sealed),
+        out,
+        at,
+        this.nonce,
+      );
     }
     return at > 0 ? [out.subarray(0, at)] : [];
   }
@@ -167,7 +198,11 @@ export class RangeOpener implements SegmentCodec {
   private toSkip: number;
   private remaining: number;
 
-  constructor(private readonly aead: SegmentAead, private readonly header: StreamHeader, private readonly range: SegmentRange) {
+  constructor(
+    private readonly aead: SegmentAead,
+    private readonly header: StreamHeader,
+    private readonly range: SegmentRange,
+  ) {
     this.index = range.firstSegment;
     this.toSkip = range.skip;
     this.remaining = range.length;
@@ -183,7 +218,8 @@ export class RangeOpener implements SegmentCodec {
     if (middle > 0) {
       const out = Buffer.allocUnsafe(middle * segmentSize);
       let at = 0;
-      for (let i = 0; i < middle; i++) at += openSegment(this.aead, this.header, this.index++, false, this.input.take(sealed), out, at, this.nonce);
+      for (let i = 0; i < middle; i++)
+        at += openSegment(this.aead, this.header, this.index++, false, this.input.take(sealed), out, at, this.nonce);
       this.emit(out, outs);
     }
     if (this.index === this.range.lastSegment) {

@@ -143,7 +143,12 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
   return {
     engineName: engine.name,
     ...bindContext(parts, { store, discard, open, sealed }),
-    recordWrites: (trx, stored, now) => recordNewBlobsWrites(trx, stored.map((c) => ({ id: c.blobId, storedSize: c.storedSize, content: c.content })), now),
+    recordWrites: (trx, stored, now) =>
+      recordNewBlobsWrites(
+        trx,
+        stored.map((c) => ({ id: c.blobId, storedSize: c.storedSize, content: c.content })),
+        now,
+      ),
     awaitDurable: async (stored) => void (await Promise.all(stored.map((c) => c.durable))),
   };
 }
@@ -158,7 +163,12 @@ interface ContentParts {
 
 type Sealed = SealedSummary & { storedSize: number; durable?: Promise<void> };
 
-async function store(parts: ContentParts, source: Readable | Buffer, limits: UploadLimits, options: StoreOptions = {}): Promise<StoredContent> {
+async function store(
+  parts: ContentParts,
+  source: Readable | Buffer,
+  limits: UploadLimits,
+  options: StoreOptions = {},
+): Promise<StoredContent> {
   const { engine, recordUploading } = parts;
   if (Buffer.isBuffer(source)) checkLimits(source.length, limits);
   const blobId = newBlobKey();
@@ -173,7 +183,9 @@ async function store(parts: ContentParts, source: Readable | Buffer, limits: Upl
   const recorded = recordUploading(blobId);
   const put: PutOptions = { visibleAfter: recorded, durableLater: true };
   try {
-    const sealed = Buffer.isBuffer(source) ? await putWhole(parts, blobId, dataKey, source, put) : await putStream(parts, blobId, dataKey, source, limits, put, options);
+    const sealed = Buffer.isBuffer(source)
+      ? await putWhole(parts, blobId, dataKey, source, put)
+      : await putStream(parts, blobId, dataKey, source, limits, put, options);
     return { blobId, dataKey, ...sealed };
   } catch (error) {
     // The row may still be on its way: removed after it, not before.
@@ -184,7 +196,13 @@ async function store(parts: ContentParts, source: Readable | Buffer, limits: Upl
 }
 
 /** A small body sealed in one step, then put in the blob store. */
-async function putWhole({ blobs, engine }: ContentParts, blobId: string, dataKey: Buffer, plaintext: Buffer, put: PutOptions): Promise<Sealed> {
+async function putWhole(
+  { blobs, engine }: ContentParts,
+  blobId: string,
+  dataKey: Buffer,
+  plaintext: Buffer,
+  put: PutOptions,
+): Promise<Sealed> {
   const { chunks, ...sealed } = sealWhole(engine, dataKey, plaintext);
   const stored = await blobs.put(blobId, Readable.from(chunks), put);
   return { ...sealed, storedSize: stored.size, durable: stored.durable };
@@ -207,11 +225,13 @@ async function putStream(
   if (blobs.localFiles) {
     let summary: SealedSummary | undefined;
     const seal = { sourceOwnsChunks: options.sourceOwnsChunks ?? false, checkInput };
-    const stored = await blobs.putFile(blobId, async (file) => void (summary = await engine.sealIntoFile(source, dataKey, file, seal)), put).catch((error: unknown) => {
-      // Failed before reading the body (no temp file): dropped, as a failed seal drops it.
-      source.destroy();
-      throw error;
-    });
+    const stored = await blobs
+      .putFile(blobId, async (file) => void (summary = await engine.sealIntoFile(source, dataKey, file, seal)), put)
+      .catch((error: unknown) => {
+        // Failed before reading the body (no temp file): dropped, as a failed seal drops it.
+        source.destroy();
+        throw error;
+      });
     return { ...summary!, storedSize: stored.size, durable: stored.durable };
   }
   const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
@@ -233,8 +253,10 @@ async function open(parts: ContentParts, version: VersionContent, range?: ByteRa
   const { blobId, size, dataKey } = version;
   const length = range ? range.end - range.start + 1 : size;
   const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
-  if (inline === null && blobs.localFiles && size > 0) return { stream: await openLocal(engine, await blobs.openFile(blobId), dataKey, size, range), length };
-  const read = (stored?: ByteRange) => (inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored));
+  if (inline === null && blobs.localFiles && size > 0)
+    return { stream: await openLocal(engine, await blobs.openFile(blobId), dataKey, size, range), length };
+  const read = (stored?: ByteRange) =>
+    inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored);
   if (!range) return { stream: opening(await read(), new CodecStream(new Opener(engine.aead(dataKey)))), length };
   const header = parseHeader(await readAll(await read({ start: 0, end: HEADER_BYTES - 1 })));
   const segments = segmentRange(size, range.start, range.end, header.segmentSize);
@@ -246,7 +268,8 @@ async function open(parts: ContentParts, version: VersionContent, range?: ByteRa
 async function openLocal(engine: CryptoEngine, file: FileHandle, dataKey: Buffer, size: number, range?: ByteRange): Promise<Readable> {
   try {
     const header = parseHeader(await readAt(file, 0, HEADER_BYTES));
-    if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize)) throw new CipherFormatError('stored stream is shorter or longer than expected');
+    if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize))
+      throw new CipherFormatError('stored stream is shorter or longer than expected');
     return engine.openFile(file, dataKey, header, segmentRange(size, range?.start ?? 0, range?.end ?? size - 1, header.segmentSize));
   } catch (error) {
     await file.close();
@@ -265,7 +288,8 @@ async function sealed(
   const storedSize = inline ? inline.length : await storedSizeOf(db, version.blobId);
   const range = pickRange?.(storedSize);
   const length = range ? range.end - range.start + 1 : storedSize;
-  if (inline) return { stream: Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline]), length, storedSize, range, keyChain };
+  if (inline)
+    return { stream: Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline]), length, storedSize, range, keyChain };
   return { stream: await blobs.get(version.blobId, range), length, storedSize, range, keyChain };
 }
 

@@ -128,16 +128,18 @@ export class FileDecryptStream extends Readable {
       settled: false,
     };
     this.jobs.push(job);
-    this.native.readOpen(this.handle.fd, position, storedBytes, this.key, this.header.bytes, first, this.finalIndex, job.staging, job.opened).then(
-      (opened) => {
-        if (opened !== job.opened.length) job.error = new CipherFormatError('stored stream is shorter than expected');
-        this.settle(job);
-      },
-      (error: Error & { code?: string }) => {
-        job.error = error.code === 'ERR_CIPHER_FORMAT' ? new CipherFormatError(error.message) : error;
-        this.settle(job);
-      },
-    );
+    this.native
+      .readOpen(this.handle.fd, position, storedBytes, this.key, this.header.bytes, first, this.finalIndex, job.staging, job.opened)
+      .then(
+        (opened) => {
+          if (opened !== job.opened.length) job.error = new CipherFormatError('stored stream is shorter than expected');
+          this.settle(job);
+        },
+        (error: Error & { code?: string }) => {
+          job.error = error.code === 'ERR_CIPHER_FORMAT' ? new CipherFormatError(error.message) : error;
+          this.settle(job);
+        },
+      );
   }
 
   /** Pushes the jobs done at the head of the queue, in order, then queues more. */

@@ -151,7 +151,8 @@ export class FileEncryptStream extends Writable {
     this.pendingBytes += chunk.length;
     // Runs are cut only with input left after them: their last segment is then known not to be
     // the final one. A chunk larger than a run (not from a socket) makes several.
-    while (this.pendingBytes > this.runSegments * this.segmentSize && !this.destroyed) this.startRun(this.runSegments * this.segmentSize, false);
+    while (this.pendingBytes > this.runSegments * this.segmentSize && !this.destroyed)
+      this.startRun(this.runSegments * this.segmentSize, false);
     this.waitForRoom(callback);
   }
 
@@ -233,19 +234,24 @@ export class FileEncryptStream extends Writable {
     if (this.hashing || this.toHash.length === 0 || this.destroyed) return;
     const runs = this.toHash.splice(0);
     this.hashing = true;
-    this.native.sha256Update(this.hash, runs.flatMap((run) => run.chunks)).then(
-      () => {
-        this.hashing = false;
-        for (const run of runs) run.hashed = true;
-        this.release();
-        this.hashNext();
-        this.maybeFinish();
-      },
-      (error: Error) => {
-        this.hashing = false;
-        this.destroy(error);
-      },
-    );
+    this.native
+      .sha256Update(
+        this.hash,
+        runs.flatMap((run) => run.chunks),
+      )
+      .then(
+        () => {
+          this.hashing = false;
+          for (const run of runs) run.hashed = true;
+          this.release();
+          this.hashNext();
+          this.maybeFinish();
+        },
+        (error: Error) => {
+          this.hashing = false;
+          this.destroy(error);
+        },
+      );
   }
 
   /** A sealing job is done: reports the writes done at the head of the queue, in order. */

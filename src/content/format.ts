@@ -59,7 +59,8 @@ export function parseHeader(bytes: Buffer): StreamHeader {
   if (!header.subarray(0, 4).equals(MAGIC)) throw new CipherFormatError('not a Coffre stream');
   if (header[4] !== FORMAT_VERSION) throw new CipherFormatError(`unsupported format version ${header[4]}`);
   const log2 = header[5];
-  if (log2 < MIN_SEGMENT_LOG2 || log2 > MAX_SEGMENT_LOG2 || header[6] !== 0 || header[7] !== 0 || header[8] !== 0) throw new CipherFormatError('invalid header');
+  if (log2 < MIN_SEGMENT_LOG2 || log2 > MAX_SEGMENT_LOG2 || header[6] !== 0 || header[7] !== 0 || header[8] !== 0)
+    throw new CipherFormatError('invalid header');
   return { segmentSize: 2 ** log2, noncePrefix: Buffer.from(header.subarray(9, 16)), bytes: Buffer.from(header) };
 }
 

@@ -4,7 +4,17 @@
  * and the native addon are the core's own.
  */
 export { createContentStore, INLINE_BLOB_LIMIT } from './content-store.js';
-export type { ContentStore, KeyWrap, OpenedContent, SealedContent, SealedVersion, StoredContent, StoreOptions, UploadLimits, VersionContent } from './content-store.js';
+export type {
+  ContentStore,
+  KeyWrap,
+  OpenedContent,
+  SealedContent,
+  SealedVersion,
+  StoredContent,
+  StoreOptions,
+  UploadLimits,
+  VersionContent,
+} from './content-store.js';
 export { chooseEngine } from './choose-engine.js';
 export type { CryptoEngine, CryptoEngineName } from './engine.js';
 export type { CryptoEngineChoice } from '../config.js';

@@ -14,9 +14,28 @@ export interface NativeAddon {
   writeFileDurably(path: string, chunks: Uint8Array[], renameTo?: string): Promise<void>;
   syncDirectory(path: string): Promise<void>;
   /** A run of a blob file's sealed segments read and opened as one threadpool job (native/read-open.c; see file-decrypt-stream.ts). */
-  readOpen(fd: number, position: number, storedBytes: number, key: Buffer, header: Buffer, firstIndex: number, finalIndex: number, staging: Buffer, out: Buffer): Promise<number>;
+  readOpen(
+    fd: number,
+    position: number,
+    storedBytes: number,
+    key: Buffer,
+    header: Buffer,
+    firstIndex: number,
+    finalIndex: number,
+    staging: Buffer,
+    out: Buffer,
+  ): Promise<number>;
   /** A run of segments sealed and written into a blob file as one threadpool job, and SHA-256 on the threadpool (native/seal-write.c; see file-encrypt-stream.ts). */
-  sealWrite(fd: number, position: number, key: Buffer, header: Buffer, firstIndex: number, final: boolean, chunks: Uint8Array[], withHeader: boolean): Promise<number>;
+  sealWrite(
+    fd: number,
+    position: number,
+    key: Buffer,
+    header: Buffer,
+    firstIndex: number,
+    final: boolean,
+    chunks: Uint8Array[],
+    withHeader: boolean,
+  ): Promise<number>;
   detachBuffers(buffers: ArrayBuffer[]): number;
   sha256(): object;
   sha256Update(context: object, chunks: Uint8Array[]): Promise<void>;

@@ -22,7 +22,12 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
     },
 
     async sealIntoFile(source, dataKey, file, options) {
-      const encrypt = new FileEncryptStream(addon, dataKey, file, { ownsInput: options.sourceOwnsChunks, checkInput: options.checkInput, segmentLog2: options.segmentLog2, noncePrefix: options.noncePrefix });
+      const encrypt = new FileEncryptStream(addon, dataKey, file, {
+        ownsInput: options.sourceOwnsChunks,
+        checkInput: options.checkInput,
+        segmentLog2: options.segmentLog2,
+        noncePrefix: options.noncePrefix,
+      });
       // Settled once the stream has closed: no job of it can write into the file after that.
       await pipeline(source, encrypt).finally(() => closed(encrypt));
       return { size: encrypt.plaintextBytes, checksum: encrypt.checksum! };

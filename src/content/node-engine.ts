@@ -19,7 +19,9 @@ export const nodeEngine: CryptoEngine = {
   durableFiles: nodeFsDurableFiles,
 
   async sealIntoFile(source, dataKey, file, options) {
-    const sealer = new Sealer(nodeAead(dataKey), newHeader(options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2, options.noncePrefix), { hash: true });
+    const sealer = new Sealer(nodeAead(dataKey), newHeader(options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2, options.noncePrefix), {
+      hash: true,
+    });
     const seal = new CodecStream(sealer, { checkInput: options.checkInput });
     const writer = fileWriter(file);
     // The writer closes only once its last write is over (see fileWriter).

@@ -29,7 +29,10 @@ function opensWith(master: Buffer, wrapped: string, bucketId: string): boolean {
  * key was read from (through `<file>.new`, renamed over it once the rotation has committed), or
  * a new file of the operator's when the key comes from COFFRE_MASTER_KEY.
  */
-export function stageMasterKey(newMaster: Buffer, target: { dataDir: string } | { outFile: string }): { staged: string; commit: () => void } {
+export function stageMasterKey(
+  newMaster: Buffer,
+  target: { dataDir: string } | { outFile: string },
+): { staged: string; commit: () => void } {
   const text = `${newMaster.toString('hex')}\n`;
   if ('outFile' in target) {
     fs.writeFileSync(target.outFile, text, { mode: 0o600, flag: 'wx' });

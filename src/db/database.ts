@@ -174,7 +174,9 @@ function withRowBuilder(statement: SQLite.Statement): DriverStatement {
     const names = statement.columns().map((column) => column.name);
     // A literal key `__proto__` would set the prototype: such a statement keeps the default rows.
     if (names.includes('__proto__')) return null;
-    const build = new Function('r', `return {${names.map((name, i) => `${JSON.stringify(name)}: r[${i}]`).join(', ')}};`) as (raw: unknown[]) => unknown;
+    const build = new Function('r', `return {${names.map((name, i) => `${JSON.stringify(name)}: r[${i}]`).join(', ')}};`) as (
+      raw: unknown[],
+    ) => unknown;
     return { width: names.length, build };
   };
   let builder = builderFor();
@@ -272,7 +274,14 @@ function withNamedStatements(pool: pg.Pool): pg.Pool {
             return async (...args: unknown[]) => {
               const [text, values] = args;
               const plain = () => (target.query as (...a: unknown[]) => unknown)(...args);
-              const name = !unnamed.has(target) && typeof text === 'string' && Array.isArray(values) && values.length > 0 && !text.startsWith(PLANNED_EACH_TIME) ? nameOf(text) : undefined;
+              const name =
+                !unnamed.has(target) &&
+                typeof text === 'string' &&
+                Array.isArray(values) &&
+                values.length > 0 &&
+                !text.startsWith(PLANNED_EACH_TIME)
+                  ? nameOf(text)
+                  : undefined;
               if (!name) return plain();
               try {
                 return await target.query({ name, text: text as string, values: values as unknown[] });

@@ -1,4 +1,12 @@
-import { createQueryId, type Compilable, type CompiledQuery, type Kysely, type RawBuilder, type RootOperationNode, type Transaction } from 'kysely';
+import {
+  createQueryId,
+  type Compilable,
+  type CompiledQuery,
+  type Kysely,
+  type RawBuilder,
+  type RootOperationNode,
+  type Transaction,
+} from 'kysely';
 import { runImmediately } from './database.js';
 import type { Database } from './schema.js';
 
@@ -56,10 +64,13 @@ export function preparedQuery<P extends Record<string, unknown>, R, DB = Databas
       // A raw `sql` query compiles against the database it is given; a built query ignores it.
       const compiled = build(db, params).compile(db);
       const slots = compiled.parameters.map((parameter): Slot =>
-        typeof parameter === 'string' && parameter.startsWith(PLACEHOLDER) ? { value: parameter.slice(PLACEHOLDER.length) } : { constant: parameter },
+        typeof parameter === 'string' && parameter.startsWith(PLACEHOLDER)
+          ? { value: parameter.slice(PLACEHOLDER.length) }
+          : { constant: parameter },
       );
       for (const name of used) {
-        if (!slots.some((slot) => 'value' in slot && slot.value === name)) throw new Error(`prepared query: value "${name}" is not a parameter of ${compiled.sql}`);
+        if (!slots.some((slot) => 'value' in slot && slot.value === name))
+          throw new Error(`prepared query: value "${name}" is not a parameter of ${compiled.sql}`);
       }
       template = { sql: compiled.sql, query: compiled.query, slots };
       templates.set(key, template);

@@ -11,7 +11,9 @@ export async function seedReferenceData(db: DbOrTrx): Promise<void> {
     await db
       .insertInto('regions')
       .values(row)
-      .onConflict((oc) => oc.column('id').doUpdateSet({ slug: row.slug, name_en: row.name_en, name_fr: row.name_fr, is_active: row.is_active }))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({ slug: row.slug, name_en: row.name_en, name_fr: row.name_fr, is_active: row.is_active }),
+      )
       .execute();
   }
   for (const location of data.locations) {
@@ -23,6 +25,10 @@ export async function seedReferenceData(db: DbOrTrx): Promise<void> {
       name_fr: location.name.fr,
       is_active: location.isActive ? 1 : 0,
     };
-    await db.insertInto('locations').values({ id: location.id, ...columns }).onConflict((oc) => oc.column('id').doUpdateSet(columns)).execute();
+    await db
+      .insertInto('locations')
+      .values({ id: location.id, ...columns })
+      .onConflict((oc) => oc.column('id').doUpdateSet(columns))
+      .execute();
   }
 }

@@ -11,7 +11,12 @@ export type Write = OperationNodeSource;
  * holding the owner's lock (every upload of an owner waits for it) is mostly round trips: each one
  * fewer shortens what all the owner's uploads queue for.
  */
-export async function writeAll(db: DbOrTrx, oneStatement: boolean, writes: Write[], options: { plannedEachTime?: boolean } = {}): Promise<void> {
+export async function writeAll(
+  db: DbOrTrx,
+  oneStatement: boolean,
+  writes: Write[],
+  options: { plannedEachTime?: boolean } = {},
+): Promise<void> {
   if (writes.length === 0) return;
   // Where asked, the statements are planned at each execution on PostgreSQL (see PLANNED_EACH_TIME).
   const lead = sql.raw(options.plannedEachTime ? PLANNED_EACH_TIME : '');

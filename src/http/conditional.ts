@@ -34,7 +34,8 @@ export function answerConditional(request: ConditionalHeaders, etag: string, siz
   }
   // If-Range with another validator: the client's copy is stale, so it gets the whole file.
   const range = request.ifRange && request.ifRange !== etag ? ({ kind: 'none' } as const) : parseRange(request.range, size);
-  if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
+  if (range.kind === 'unsatisfiable')
+    throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${size}` });
   if (range.kind === 'range') return { status: 206, span: { start: range.start, end: range.end } };
   return { status: 200 };
 }

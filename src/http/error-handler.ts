@@ -52,9 +52,16 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error.validation) {
       const details = validationDetails(error);
       if (error.validationContext === 'params') return send(reply, 'INVALID_ID', 'A path parameter is malformed', details);
-      const badId = error.validation.some((v) => v.keyword === 'pattern' && String((v.params as { pattern?: string }).pattern).includes(ID_BODY));
+      const badId = error.validation.some(
+        (v) => v.keyword === 'pattern' && String((v.params as { pattern?: string }).pattern).includes(ID_BODY),
+      );
       if (badId) return send(reply, 'INVALID_ID', `A malformed id: ${details.map((d) => d.field).join(', ')}`, details);
-      return send(reply, 'VALIDATION_FAILED', `The request is not valid: ${details.map((d) => `${d.field} ${d.problem}`).join('; ')}`, details);
+      return send(
+        reply,
+        'VALIDATION_FAILED',
+        `The request is not valid: ${details.map((d) => `${d.field} ${d.problem}`).join('; ')}`,
+        details,
+      );
     }
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
     if (mapped) return send(reply, mapped);
@@ -62,7 +69,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
-      const byStatus: Partial<Record<number, ErrorCode>> = { 404: 'ROUTE_NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
+      const byStatus: Partial<Record<number, ErrorCode>> = {
+        404: 'ROUTE_NOT_FOUND',
+        405: 'METHOD_NOT_ALLOWED',
+        413: 'PAYLOAD_TOO_LARGE',
+        415: 'UNSUPPORTED_MEDIA_TYPE',
+        429: 'RATE_LIMITED',
+      };
       return send(reply, byStatus[status] ?? 'VALIDATION_FAILED');
     }
     request.log.error({ err: error }, 'request failed');

@@ -1,7 +1,4 @@
-export type RangeRequest =
-  | { kind: 'none' }
-  | { kind: 'range'; start: number; end: number }
-  | { kind: 'unsatisfiable' };
+export type RangeRequest = { kind: 'none' } | { kind: 'range'; start: number; end: number } | { kind: 'unsatisfiable' };
 
 /**
  * Parses a `Range` header for a body of `size` bytes. One range is served as 206; several ranges

@@ -8,7 +8,11 @@ export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-
 // each one (a date-time format check for every timestamp it writes); requests validate the same.
 
 /** A timestamp, or null. */
-export const NullableTimestamp = Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time', examples: ['2026-11-22T13:17:04.123Z'] });
+export const NullableTimestamp = Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  format: 'date-time',
+  examples: ['2026-11-22T13:17:04.123Z'],
+});
 
 /** Who may read an item without a share: its owner (and grantees) only, or anyone with its address. */
 export const Visibility = Type.Unsafe<'private' | 'public'>({ type: 'string', enum: ['private', 'public'] });

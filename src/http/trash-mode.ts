@@ -11,4 +11,3 @@ export function trashMode(body: unknown, query: { trash?: string }): 'soft' | 'h
   if (mode !== 'soft' && mode !== 'hard') throw new AppError('INVALID_TRASH_MODE', `trash must be "soft" or "hard", got "${mode}"`);
   return mode;
 }
-

@@ -69,7 +69,10 @@ export async function installWeb(app: FastifyInstance, root = findWebRoot()): Pr
   }
   if (!root) return;
   app.get('/favicon.svg', { schema: { hide: true } }, async (_request, reply) =>
-    reply.headers({ ...PAGE_HEADERS, 'cache-control': 'public, max-age=86400' }).type('image/svg+xml').send(fs.createReadStream(path.join(root, 'favicon.svg'))),
+    reply
+      .headers({ ...PAGE_HEADERS, 'cache-control': 'public, max-age=86400' })
+      .type('image/svg+xml')
+      .send(fs.createReadStream(path.join(root, 'favicon.svg'))),
   );
   await app.register(fastifyStatic, {
     root: path.join(root, 'assets'),

@@ -11,7 +11,9 @@ export function decodeCursor(cursor: string, arity: number): (string | number)[]
     if (
       Array.isArray(values) &&
       values.length === arity &&
-      values.every((v) => (typeof v === 'string' && v.length <= 1024 && !v.includes('\u0000')) || (typeof v === 'number' && Number.isFinite(v)))
+      values.every(
+        (v) => (typeof v === 'string' && v.length <= 1024 && !v.includes('\u0000')) || (typeof v === 'number' && Number.isFinite(v)),
+      )
     ) {
       return values;
     }

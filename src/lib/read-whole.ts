@@ -18,7 +18,7 @@ export function readWholeUpTo(stream: Readable, limit: number): Promise<Buffer |
       outcome();
     };
     function onReadable() {
-      for (let chunk: Buffer | null; (chunk = stream.read()) !== null; ) {
+      for (let chunk: Buffer | null; (chunk = stream.read()) !== null;) {
         chunks.push(chunk);
         bytes += chunk.length;
         if (bytes > limit) {

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 
 const writev = (fd: number, buffers: Buffer[], position: number | null) =>
-  new Promise<number>((resolve, reject) => fs.writev(fd, buffers, position, (error, written) => (error ? reject(error) : resolve(written))));
+  new Promise<number>((resolve, reject) =>
+    fs.writev(fd, buffers, position, (error, written) => (error ? reject(error) : resolve(written))),
+  );
 
 /**
  * Writes every byte of `chunks` into a file, at `position` (or, with null, at the descriptor's own

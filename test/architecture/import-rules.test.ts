@@ -42,8 +42,10 @@ const base: Record<string, string> = {
   'src/access/access.repository.ts': "import { db } from '../db/database.js';\nexport const findFolder = db;\n",
   'src/access/access.ts': "import { findFolder } from './access.repository.js';\nexport const loadFolderFor = findFolder;\n",
   'src/modules/folders/folders.repository.ts': "import { db } from '../../db/database.js';\nexport const findFolder = db;\n",
-  'src/modules/folders/folders.service.ts': "import { loadFolderFor } from '../../access/access.js';\nimport { findFolder } from './folders.repository.js';\nexport const folderService = [loadFolderFor, findFolder];\n",
-  'src/modules/folders/folders.routes.ts': "import { folderService } from './folders.service.js';\nexport const folderRoutes = folderService;\n",
+  'src/modules/folders/folders.service.ts':
+    "import { loadFolderFor } from '../../access/access.js';\nimport { findFolder } from './folders.repository.js';\nexport const folderService = [loadFolderFor, findFolder];\n",
+  'src/modules/folders/folders.routes.ts':
+    "import { folderService } from './folders.service.js';\nexport const folderRoutes = folderService;\n",
 };
 
 /** An import that must be in the graph, resolved to `to`, and reported under none of the rules. */
@@ -110,7 +112,8 @@ const allowed: Record<string, { file: string; source: string; to: string }> = {
   },
   'a layer below the modules imports types of the layers below it': {
     file: 'src/http/uses-lower-types.ts',
-    source: "import type { Config } from '../config.js';\nimport type { BlobStore } from '../blobs/blob-store.js';\nexport interface Context { config: Config; blobs: BlobStore }\n",
+    source:
+      "import type { Config } from '../config.js';\nimport type { BlobStore } from '../blobs/blob-store.js';\nexport interface Context { config: Config; blobs: BlobStore }\n",
     to: 'src/blobs/blob-store.ts',
   },
   'code outside src/modules/ imports a content internal': {
@@ -348,7 +351,9 @@ describe('import rules (.dependency-cruiser.cjs)', () => {
     return result.modules.find((module) => module.source === from)?.dependencies.find((dependency) => dependency.resolved === to);
   }
   function rulesOf(from: string, to: string) {
-    return result.summary.violations.filter((violation) => violation.from === from && violation.to === to).map((violation) => violation.rule.name);
+    return result.summary.violations
+      .filter((violation) => violation.from === from && violation.to === to)
+      .map((violation) => violation.rule.name);
   }
 
   it('tests every forbidden rule of the configuration, and only those', () => {
@@ -388,11 +393,16 @@ describe('import rules (.dependency-cruiser.cjs)', () => {
     const helper = result.modules.find((module) => module.source === 'test/helper.ts');
     assert.ok(helper, 'test/helper.ts is not in the graph');
     assert.deepEqual(helper.dependencies, []);
-    assert.deepEqual(result.summary.violations.filter((violation) => !violation.from.startsWith('src/')), []);
+    assert.deepEqual(
+      result.summary.violations.filter((violation) => !violation.from.startsWith('src/')),
+      [],
+    );
   });
 
   it('reports nothing but the forbidden imports', () => {
-    const expected = Object.values(forbidden).flatMap((forbid) => rulesBroken(forbid).map((rule) => `${rule}: ${forbid.file} → ${forbid.to}`));
+    const expected = Object.values(forbidden).flatMap((forbid) =>
+      rulesBroken(forbid).map((rule) => `${rule}: ${forbid.file} → ${forbid.to}`),
+    );
     const reported = result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
     assert.deepEqual(reported.sort(), expected.sort());
   });
@@ -400,7 +410,9 @@ describe('import rules (.dependency-cruiser.cjs)', () => {
   it('fails (exit = number of errors) on them as npm run lint:deps runs it, naming each', () => {
     // The default (err) reporter is the one whose exit code counts the errors; json's is always 0.
     const run = runDepcruise(fullDir, []);
-    const errors = Object.values(forbidden).flatMap((forbid) => rulesBroken(forbid).map((rule) => `${rule}: ${forbid.file} → ${forbid.to}`));
+    const errors = Object.values(forbidden).flatMap((forbid) =>
+      rulesBroken(forbid).map((rule) => `${rule}: ${forbid.file} → ${forbid.to}`),
+    );
     assert.equal(run.status, errors.length, run.stdout + run.stderr);
     for (const error of errors) assert.ok(run.stdout.includes(`error ${error}`), `not in the output: ${error}`);
   });

@@ -12,7 +12,10 @@ import { newBlobKey } from '../../src/blobs/blob-keys.js';
  * store and a function that lists every stored object, temp files included, to check that
  * failed writes leave nothing behind.
  */
-export function blobStoreContract(name: string, make: (t: import('node:test').TestContext) => Promise<{ store: BlobStore; listAll: () => Promise<string[]> }>) {
+export function blobStoreContract(
+  name: string,
+  make: (t: import('node:test').TestContext) => Promise<{ store: BlobStore; listAll: () => Promise<string[]> }>,
+) {
   describe(`BlobStore contract: ${name}`, () => {
     it('puts and gets back the same bytes, and reports the size', async (t) => {
       const { store } = await make(t);
@@ -31,7 +34,13 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       const key = newBlobKey();
       const data = randomBytes(200_000);
       await store.put(key, Readable.from(chunks(data, 7777)));
-      for (const [start, end] of [[0, 0], [0, 65535], [65536, 65536], [199_999, 199_999], [1000, 150_000]]) {
+      for (const [start, end] of [
+        [0, 0],
+        [0, 65535],
+        [65536, 65536],
+        [199_999, 199_999],
+        [1000, 150_000],
+      ]) {
         assert.deepEqual(await buffer(await store.get(key, { start, end })), data.subarray(start, end + 1), `range ${start}-${end}`);
       }
     });
@@ -57,7 +66,10 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       const key = newBlobKey();
       const data = randomBytes(3 * 1024 * 1024 + 7);
       if (!store.localFiles) {
-        await assert.rejects(store.putFile(key, async () => assert.fail('the writer must not run')), NotLocalFilesError);
+        await assert.rejects(
+          store.putFile(key, async () => assert.fail('the writer must not run')),
+          NotLocalFilesError,
+        );
         await assert.rejects(store.openFile(key), NotLocalFilesError);
         assert.deepEqual(await listAll(), []);
         return;
@@ -92,7 +104,9 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       );
       const refused = newBlobKey();
       await assert.rejects(
-        store.putFile(refused, async (file) => void fs.writeSync(file.fd, data, 0, 1024, 0), { visibleAfter: Promise.reject(new Error('row not recorded')) }),
+        store.putFile(refused, async (file) => void fs.writeSync(file.fd, data, 0, 1024, 0), {
+          visibleAfter: Promise.reject(new Error('row not recorded')),
+        }),
         /row not recorded/,
       );
       assert.equal(await store.exists(failed), false);
@@ -121,9 +135,15 @@ export function blobStoreContract(name: string, make: (t: import('node:test').Te
       assert.equal(await store.exists(key), true);
 
       const refused = newBlobKey();
-      await assert.rejects(store.put(refused, Readable.from([randomBytes(1000)]), { visibleAfter: Promise.reject(new Error('row not written')) }), /row not written/);
+      await assert.rejects(
+        store.put(refused, Readable.from([randomBytes(1000)]), { visibleAfter: Promise.reject(new Error('row not written')) }),
+        /row not written/,
+      );
       assert.equal(await store.exists(refused), false);
-      assert.deepEqual((await listAll()).filter((item) => !item.includes(key)), []);
+      assert.deepEqual(
+        (await listAll()).filter((item) => !item.includes(key)),
+        [],
+      );
     });
 
     it('with durableLater, the blob is readable once put resolves, and `durable` (where given) resolves', async (t) => {

@@ -19,7 +19,6 @@ function controlledDirectorySyncs() {
   return { syncs, started };
 }
 
-
 describe('DirectorySyncs', () => {
   it('answers writers asking during a running fsync only after the next one, which they share', async () => {
     const { syncs, started } = controlledDirectorySyncs();
@@ -47,7 +46,10 @@ describe('DirectorySyncs', () => {
     const a = syncs.sync('/a');
     const b = syncs.sync('/b');
     await tick();
-    assert.deepEqual(started.map((s) => s.dir), ['/a', '/b']);
+    assert.deepEqual(
+      started.map((s) => s.dir),
+      ['/a', '/b'],
+    );
     started[0].finish(new Error('EIO'));
     await assert.rejects(a, /EIO/);
     started[1].finish();

@@ -21,7 +21,10 @@ function tempRoot(t: { after(fn: () => void): void }): string {
 }
 
 // Small blobs are written by the native engine's jobs or through node:fs: both run the contract.
-for (const [name, files] of [['native files', nativeEngine(requireNativeAddon()).durableFiles], ['node:fs files', nodeFsDurableFiles]] as const) {
+for (const [name, files] of [
+  ['native files', nativeEngine(requireNativeAddon()).durableFiles],
+  ['node:fs files', nodeFsDurableFiles],
+] as const) {
   blobStoreContract(`fs (${name})`, async (t) => {
     const root = tempRoot(t);
     return { store: new FsBlobStore(root, { files }), listAll: async () => listFiles(root) };
@@ -74,7 +77,10 @@ describe('FsBlobStore durableLater', () => {
     const store = new FsBlobStore(root, { syncDirectory: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })) });
     const settled = async (promise: Promise<unknown>) => {
       let done = false;
-      void promise.then(() => (done = true), () => (done = true));
+      void promise.then(
+        () => (done = true),
+        () => (done = true),
+      );
       await new Promise((resolve) => setTimeout(resolve, 20));
       return done;
     };

@@ -50,7 +50,11 @@ describe('S3 blob store', () => {
     const data = randomBytes(12 * 1024 * 1024 + 3);
     const key = newBlobKey();
     // A slow-ish source of 64 KiB chunks, as a request body would be.
-    const source = Readable.from((function* () { for (let i = 0; i < data.length; i += 65536) yield data.subarray(i, i + 65536); })());
+    const source = Readable.from(
+      (function* () {
+        for (let i = 0; i < data.length; i += 65536) yield data.subarray(i, i + 65536);
+      })(),
+    );
     const { size } = await store.put(key, source);
     assert.equal(size, data.length);
     assert.equal(counts.get('CreateMultipartUploadCommand'), 1);
@@ -104,12 +108,14 @@ describe('S3 blob store', () => {
     sample();
     const sampler = setInterval(sample, 20);
     try {
-      const source = Readable.from((function* () {
-        for (let i = 0; i < total; i++) {
-          sample();
-          yield chunk;
-        }
-      })());
+      const source = Readable.from(
+        (function* () {
+          for (let i = 0; i < total; i++) {
+            sample();
+            yield chunk;
+          }
+        })(),
+      );
       const { size } = await store.put(newBlobKey(), source);
       assert.equal(size, total * MiB);
     } finally {

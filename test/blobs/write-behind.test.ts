@@ -14,7 +14,6 @@ function controlledDataSyncs() {
   return { dataSync, started };
 }
 
-
 describe('WriteBehind', () => {
   it('starts a sync once enough bytes wait, never two at once, and counts again from each start', async () => {
     const { dataSync, started } = controlledDataSyncs();
@@ -23,7 +22,10 @@ describe('WriteBehind', () => {
     behind.wrote(5);
     assert.equal(started.length, 0, '9 bytes wait: below the threshold');
     behind.wrote(1);
-    assert.deepEqual(started.map((s) => s.fd), [7]);
+    assert.deepEqual(
+      started.map((s) => s.fd),
+      [7],
+    );
     behind.wrote(30);
     assert.equal(started.length, 1, 'one sync at a time');
     started[0].finish();

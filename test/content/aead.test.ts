@@ -39,7 +39,10 @@ for (const implementation of implementations) {
         const out = Buffer.alloc(size + 16 + 7, 0xee);
         assert.equal(aead.seal(nonce, aad, plaintext, out, 7), size + 16);
         assert.deepEqual(out.subarray(7), reference(key, nonce, aad, plaintext), `size ${size}`);
-        assert.ok(out.subarray(0, 7).every((b) => b === 0xee), 'nothing written before the offset');
+        assert.ok(
+          out.subarray(0, 7).every((b) => b === 0xee),
+          'nothing written before the offset',
+        );
         const back = Buffer.alloc(size + 3);
         assert.equal(aead.open(nonce, aad, out.subarray(7), back, 3), size);
         assert.deepEqual(back.subarray(3), plaintext);

@@ -28,7 +28,6 @@ import { prng } from '../support/prng.js';
 const SEG = 65536;
 const SEALED_SEG = SEG + TAG_BYTES;
 
-
 type Chunking = { name: string; sizes: (total: number) => Iterable<number> };
 
 function fixed(n: number): Chunking {
@@ -138,7 +137,11 @@ function suite(engine: CryptoEngineName) {
   const decrypt = (key: Buffer, ciphertext: Buffer, chunking: Chunking = WHOLE) => run(new DecryptStream(key), ciphertext, chunking);
 
   /** Runs a stream that must fail; returns the error and all plaintext it emitted before failing. */
-  async function runFailing(stream: Transform, input: Buffer, chunking: Chunking): Promise<{ error: unknown; emitted: Buffer; delivered: Buffer }> {
+  async function runFailing(
+    stream: Transform,
+    input: Buffer,
+    chunking: Chunking,
+  ): Promise<{ error: unknown; emitted: Buffer; delivered: Buffer }> {
     const seen = spyOnPush(stream);
     const out: Buffer[] = [];
     let error: unknown = null;
@@ -162,7 +165,10 @@ function suite(engine: CryptoEngineName) {
   async function expectTamperDetected(key: Buffer, damaged: Buffer, plaintext: Buffer, intactSegments: number, chunkings = BIG_CHUNKINGS) {
     for (const chunking of chunkings) {
       const { emitted } = await runFailing(new DecryptStream(key), damaged, chunking);
-      assert.ok(emitted.length <= intactSegments * SEG, `${chunking.name}: emitted ${emitted.length} bytes, allowed ${intactSegments * SEG}`);
+      assert.ok(
+        emitted.length <= intactSegments * SEG,
+        `${chunking.name}: emitted ${emitted.length} bytes, allowed ${intactSegments * SEG}`,
+      );
       assert.equal(emitted.length % SEG, 0, `${chunking.name}: emitted a partial segment (${emitted.length} bytes)`);
       assert.ok(emitted.equals(plaintext.subarray(0, emitted.length)), `${chunking.name}: emitted bytes differ from the plaintext`);
     }
@@ -477,10 +483,22 @@ function suite(engine: CryptoEngineName) {
 
     test('segmentRange maps ranges to stored bytes', () => {
       assert.deepEqual(segmentRange(size, 0, SEG - 1, SEG), {
-        firstSegment: 0, lastSegment: 0, storedStart: HEADER_BYTES, storedEnd: HEADER_BYTES + SEALED_SEG - 1, skip: 0, length: SEG, totalSegments: 4,
+        firstSegment: 0,
+        lastSegment: 0,
+        storedStart: HEADER_BYTES,
+        storedEnd: HEADER_BYTES + SEALED_SEG - 1,
+        skip: 0,
+        length: SEG,
+        totalSegments: 4,
       });
       assert.deepEqual(segmentRange(size, SEG - 1, SEG, SEG), {
-        firstSegment: 0, lastSegment: 1, storedStart: HEADER_BYTES, storedEnd: HEADER_BYTES + 2 * SEALED_SEG - 1, skip: SEG - 1, length: 2, totalSegments: 4,
+        firstSegment: 0,
+        lastSegment: 1,
+        storedStart: HEADER_BYTES,
+        storedEnd: HEADER_BYTES + 2 * SEALED_SEG - 1,
+        skip: SEG - 1,
+        length: 2,
+        totalSegments: 4,
       });
       const last = segmentRange(size, size - 1, size - 1, SEG);
       assert.equal(last.firstSegment, 3);
@@ -536,7 +554,12 @@ function suite(engine: CryptoEngineName) {
     test('ranges of a stream whose size is a multiple of the segment size', async () => {
       const exact = randomBytes(2 * SEG);
       const cipher = await encrypt(key, exact);
-      for (const [start, end] of [[0, 2 * SEG - 1], [SEG, 2 * SEG - 1], [2 * SEG - 1, 2 * SEG - 1], [0, SEG - 1]]) {
+      for (const [start, end] of [
+        [0, 2 * SEG - 1],
+        [SEG, 2 * SEG - 1],
+        [2 * SEG - 1, 2 * SEG - 1],
+        [0, SEG - 1],
+      ]) {
         const { range, stored } = ranged(cipher, start, end, exact.length);
         const out = await run(new RangeDecryptStream(key, parseHeader(cipher), range), stored, K1);
         assert.ok(out.equals(exact.subarray(start, end + 1)));
@@ -544,7 +567,13 @@ function suite(engine: CryptoEngineName) {
     });
 
     /** Only whole authenticated segments before the damage, trimmed to the range, may come out. */
-    async function expectRangeFails(input: Buffer, start: number, end: number, intactSegments: number, opts: { key?: Buffer; plainSize?: number; header?: Buffer } = {}) {
+    async function expectRangeFails(
+      input: Buffer,
+      start: number,
+      end: number,
+      intactSegments: number,
+      opts: { key?: Buffer; plainSize?: number; header?: Buffer } = {},
+    ) {
       const range = segmentRange(opts.plainSize ?? size, start, end, SEG);
       const allowed = Math.max(0, Math.min(end + 1, (range.firstSegment + intactSegments) * SEG) - start);
       for (const chunking of [WHOLE, K1, K64, randomSizes(3)]) {

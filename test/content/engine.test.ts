@@ -42,13 +42,21 @@ for (const engine of ENGINES) {
         let told = 0;
         const sizes: number[] = [];
         try {
-          const summary = await engine.sealIntoFile(Readable.from(chunksOf(plaintext, 65536)), randomBytes(32), { fd, wrote: (bytes) => ((told += bytes), sizes.push(fstatSync(fd).size)) }, { sourceOwnsChunks: true, checkInput: noLimit });
+          const summary = await engine.sealIntoFile(
+            Readable.from(chunksOf(plaintext, 65536)),
+            randomBytes(32),
+            { fd, wrote: (bytes) => ((told += bytes), sizes.push(fstatSync(fd).size)) },
+            { sourceOwnsChunks: true, checkInput: noLimit },
+          );
           assert.deepEqual(summary, { size, checksum: sha256Tag(plaintext) });
         } finally {
           closeSync(fd);
         }
         assert.equal(told, sealedSize(size), `${size} bytes: every stored byte told`);
-        assert.ok(sizes.every((at, i) => i === 0 || at >= sizes[i - 1]), 'writes are told in order');
+        assert.ok(
+          sizes.every((at, i) => i === 0 || at >= sizes[i - 1]),
+          'writes are told in order',
+        );
         assert.equal((await readFile(file)).length, sealedSize(size));
       }
     });
@@ -59,12 +67,23 @@ for (const engine of ENGINES) {
       const plaintext = randomBytes(2 * MIB + 12345);
       const file = path.join(dir, 'blob');
       const fd = openSync(file, 'w');
-      await engine.sealIntoFile(Readable.from(chunksOf(plaintext, 10_000)), key, { fd, wrote: noLimit }, { sourceOwnsChunks: false, checkInput: noLimit });
+      await engine.sealIntoFile(
+        Readable.from(chunksOf(plaintext, 10_000)),
+        key,
+        { fd, wrote: noLimit },
+        { sourceOwnsChunks: false, checkInput: noLimit },
+      );
       closeSync(fd);
       const stored = await readFile(file);
       assert.ok(openSealed(key, stored).equals(plaintext));
       const header = parseHeader(stored.subarray(0, HEADER_BYTES));
-      for (const [start, end] of [[0, plaintext.length - 1], [0, 0], [65535, 65536], [MIB - 3, MIB + 70_000], [plaintext.length - 1, plaintext.length - 1]]) {
+      for (const [start, end] of [
+        [0, plaintext.length - 1],
+        [0, 0],
+        [65535, 65536],
+        [MIB - 3, MIB + 70_000],
+        [plaintext.length - 1, plaintext.length - 1],
+      ]) {
         const opened = engine.openFile(await open(file, 'r'), key, header, segmentRange(plaintext.length, start, end, header.segmentSize));
         assert.ok(Buffer.concat(await opened.toArray()).equals(plaintext.subarray(start, end + 1)), `range ${start}-${end}`);
       }
@@ -78,7 +97,10 @@ for (const engine of ENGINES) {
       const refuse = (bytes: number) => {
         if (bytes > 3 * MIB) throw new Error('over the limit');
       };
-      await assert.rejects(engine.sealIntoFile(source, randomBytes(32), { fd, wrote: noLimit }, { sourceOwnsChunks: true, checkInput: refuse }), /over the limit/);
+      await assert.rejects(
+        engine.sealIntoFile(source, randomBytes(32), { fd, wrote: noLimit }, { sourceOwnsChunks: true, checkInput: refuse }),
+        /over the limit/,
+      );
       assert.ok(source.destroyed, 'the source is destroyed');
       const sizeThen = fstatSync(fd).size;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -94,7 +116,12 @@ for (const engine of ENGINES) {
       const fd = openSync(file, 'r');
       t.after(() => closeSync(fd));
       await assert.rejects(
-        engine.sealIntoFile(Readable.from(chunksOf(randomBytes(2 * MIB), 65536)), randomBytes(32), { fd, wrote: noLimit }, { sourceOwnsChunks: false, checkInput: noLimit }),
+        engine.sealIntoFile(
+          Readable.from(chunksOf(randomBytes(2 * MIB), 65536)),
+          randomBytes(32),
+          { fd, wrote: noLimit },
+          { sourceOwnsChunks: false, checkInput: noLimit },
+        ),
         (error: NodeJS.ErrnoException) => error.code === 'EBADF',
       );
     });
@@ -111,7 +138,12 @@ for (const engine of ENGINES) {
       stored[HEADER_BYTES + 65536 + 16 + 10] ^= 1; // inside segment 1
       await writeFile(file, stored);
       const header = parseHeader(stored);
-      const opened = engine.openFile(await open(file, 'r'), key, header, segmentRange(plaintext.length, 65536, 2 * 65536 - 1, header.segmentSize));
+      const opened = engine.openFile(
+        await open(file, 'r'),
+        key,
+        header,
+        segmentRange(plaintext.length, 65536, 2 * 65536 - 1, header.segmentSize),
+      );
       const received: Buffer[] = [];
       await assert.rejects(
         (async () => {

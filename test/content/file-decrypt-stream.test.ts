@@ -10,7 +10,15 @@ import { describe, test, type TestContext } from 'node:test';
 import { nodeAead } from '../../src/content/aead.js';
 import { Sealer } from '../../src/content/codecs.js';
 import { FileDecryptStream } from '../../src/content/file-decrypt-stream.js';
-import { CipherFormatError, HEADER_BYTES, TAG_BYTES, newHeader, parseHeader, segmentRange, type SegmentRange } from '../../src/content/format.js';
+import {
+  CipherFormatError,
+  HEADER_BYTES,
+  TAG_BYTES,
+  newHeader,
+  parseHeader,
+  segmentRange,
+  type SegmentRange,
+} from '../../src/content/format.js';
 import { requireNativeAddon, countJobs } from '../support/native.js';
 
 const nativeAddon = requireNativeAddon();
@@ -35,7 +43,13 @@ async function tempFile(t: TestContext, bytes: Buffer): Promise<string> {
 }
 
 /** A stream over `[start, end]` of the plaintext of `size` bytes stored in `file`. */
-async function decryptRange(file: string, key: Buffer, size: number, start = 0, end = size - 1): Promise<{ stream: FileDecryptStream; handle: FileHandle; range: SegmentRange }> {
+async function decryptRange(
+  file: string,
+  key: Buffer,
+  size: number,
+  start = 0,
+  end = size - 1,
+): Promise<{ stream: FileDecryptStream; handle: FileHandle; range: SegmentRange }> {
   const handle = await open(file, 'r');
   const headerBytes = Buffer.alloc(HEADER_BYTES);
   await handle.read(headerBytes, 0, HEADER_BYTES, 0);
@@ -58,7 +72,14 @@ async function drain(stream: FileDecryptStream): Promise<{ out: Buffer; error?: 
 describe('FileDecryptStream (native read and open on the threadpool)', () => {
   test('round trips of 1, 65535, 65536, 65537 and 10 MiB + 3 bytes, and 1 KiB segments', async (t) => {
     const key = randomBytes(32);
-    const cases: [number, number][] = [[1, 16], [SEG - 1, 16], [SEG, 16], [SEG + 1, 16], [10 * 1024 * 1024 + 3, 16], [3 * 1024 * 1024 + 5, 10]];
+    const cases: [number, number][] = [
+      [1, 16],
+      [SEG - 1, 16],
+      [SEG, 16],
+      [SEG + 1, 16],
+      [10 * 1024 * 1024 + 3, 16],
+      [3 * 1024 * 1024 + 5, 10],
+    ];
     for (const [size, log2] of cases) {
       const data = randomBytes(size);
       const file = await tempFile(t, sealWhole(key, data, log2));
@@ -157,7 +178,13 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
       await h.close();
       return open(file, 'a');
     });
-    const stream = new FileDecryptStream(nativeAddon, handle, key, header, segmentRange(data.length, 0, data.length - 1, header.segmentSize));
+    const stream = new FileDecryptStream(
+      nativeAddon,
+      handle,
+      key,
+      header,
+      segmentRange(data.length, 0, data.length - 1, header.segmentSize),
+    );
     const { out, error } = await drain(stream);
     assert.equal((error as NodeJS.ErrnoException)?.code, 'EBADF');
     assert.equal(out.length, 0);
@@ -193,10 +220,12 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const data = randomBytes(size);
     const file = await tempFile(t, sealWhole(key, data));
     const { stream } = await decryptRange(file, key, size);
-    const first = await new Promise<Buffer>((resolve) => stream.once('data', (chunk: Buffer) => {
-      stream.pause();
-      resolve(chunk);
-    }));
+    const first = await new Promise<Buffer>((resolve) =>
+      stream.once('data', (chunk: Buffer) => {
+        stream.pause();
+        resolve(chunk);
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     // A job pushed, a job waiting in the buffer (its high-water mark), two more queued at most.
     assert.ok(jobs.queued <= 4, `${jobs.queued} jobs queued while the reader holds one chunk`);
@@ -226,25 +255,30 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     /** Downloads once; `stall` pauses the client now and then, so the socket fills and writes wait. */
     const download = (stall: boolean) =>
       new Promise<string>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
-          const hash = createHash('sha256');
-          let received = 0;
-          let nextStall = 256 * 1024;
-          res.on('data', (chunk: Buffer) => {
-            hash.update(chunk);
-            received += chunk.length;
-            if (stall && received >= nextStall) {
-              nextStall += 1024 * 1024 + 12345;
-              res.pause();
-              setTimeout(() => res.resume(), 15);
-            }
-          });
-          res.on('end', () => resolve(hash.digest('hex')));
-          res.on('error', reject);
-        }).on('error', reject);
+        http
+          .get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+            const hash = createHash('sha256');
+            let received = 0;
+            let nextStall = 256 * 1024;
+            res.on('data', (chunk: Buffer) => {
+              hash.update(chunk);
+              received += chunk.length;
+              if (stall && received >= nextStall) {
+                nextStall += 1024 * 1024 + 12345;
+                res.pause();
+                setTimeout(() => res.resume(), 15);
+              }
+            });
+            res.on('end', () => resolve(hash.digest('hex')));
+            res.on('error', reject);
+          })
+          .on('error', reject);
       });
     for (const stall of [true, false, true]) assert.equal(await download(stall), digest, stall ? 'a client that stalls' : 'a fast client');
-    assert.ok(streams.some((stream) => stream.recycled > 0), `buffers were reused: ${streams.map((stream) => stream.recycled).join(', ')}`);
+    assert.ok(
+      streams.some((stream) => stream.recycled > 0),
+      `buffers were reused: ${streams.map((stream) => stream.recycled).join(', ')}`,
+    );
   });
 
   test('piped into anything but a response or a socket, it never reuses a buffer', async (t) => {

@@ -99,7 +99,8 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
       assert.ok(bytes > 0, `${what}: report ${i} is of ${bytes} bytes`);
       assert.ok(total <= fileSize, `${what}: report ${i} says ${total} bytes are written, the file has ${fileSize}`);
       // In order: each report but the last ends the header and whole sealed segments.
-      if (i < reports.length - 1) assert.equal((total - HEADER_BYTES) % (2 ** segmentLog2 + TAG_BYTES), 0, `${what}: report ${i} ends at ${total}`);
+      if (i < reports.length - 1)
+        assert.equal((total - HEADER_BYTES) % (2 ** segmentLog2 + TAG_BYTES), 0, `${what}: report ${i} ends at ${total}`);
     }
   }
 
@@ -180,11 +181,16 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
 
     const { fd } = await outputFile(t);
     const tooLarge = new Error('Files are limited to 2 MiB');
-    const stream = new FileEncryptStream(nativeAddon, key, { fd, wrote: () => {} }, {
-      checkInput: (bytes) => {
-        if (bytes > 2 * MIB) throw tooLarge;
+    const stream = new FileEncryptStream(
+      nativeAddon,
+      key,
+      { fd, wrote: () => {} },
+      {
+        checkInput: (bytes) => {
+          if (bytes > 2 * MIB) throw tooLarge;
+        },
       },
-    });
+    );
     await assert.rejects(pipeline(Readable.from(chunksOf(data, 65529)), stream), (error) => error === tooLarge);
     await closed(stream);
     assert.ok(stream.plaintextBytes <= 2 * MIB, `${stream.plaintextBytes} bytes taken`);
@@ -200,7 +206,9 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
       let held = 0;
       return (bytes: number) => {
         if (bytes <= held) return;
-        return new Promise<void>((resolve, reject) => setTimeout(() => (bytes > refuseAbove ? reject(refused) : resolve(void (held += MIB))), 5));
+        return new Promise<void>((resolve, reject) =>
+          setTimeout(() => (bytes > refuseAbove ? reject(refused) : resolve(void (held += MIB))), 5),
+        );
       };
     };
     const { stream, stored } = await encryptToFile(t, key, chunksOf(data, 65529), { checkInput: holding(Infinity) });
@@ -214,10 +222,17 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
 
     const out: Buffer[] = [];
     const sealer = new Sealer(nodeAead(key), newHeader(), { hash: true });
-    await pipeline(Readable.from(chunksOf(data, 65529)), new CodecStream(sealer, { checkInput: holding(Infinity) }), new Writable({ write: (c: Buffer, _e, cb) => void (out.push(c), cb()) }));
+    await pipeline(
+      Readable.from(chunksOf(data, 65529)),
+      new CodecStream(sealer, { checkInput: holding(Infinity) }),
+      new Writable({ write: (c: Buffer, _e, cb) => void (out.push(c), cb()) }),
+    );
     assert.ok((await openStored(key, Buffer.concat(out))).equals(data));
     const portable = new CodecStream(new Sealer(nodeAead(key), newHeader(), { hash: true }), { checkInput: holding(2 * MIB) });
-    await assert.rejects(pipeline(Readable.from(chunksOf(data, 65529)), portable, new Writable({ write: (_c, _e, cb) => cb() })), (error) => error === refused);
+    await assert.rejects(
+      pipeline(Readable.from(chunksOf(data, 65529)), portable, new Writable({ write: (_c, _e, cb) => cb() })),
+      (error) => error === refused,
+    );
     assert.ok(portable.inputBytes <= 2 * MIB, `${portable.inputBytes} bytes taken`);
   });
 
@@ -283,7 +298,10 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
       assert.equal(fstatSync(fd).size, sizeAtClose, 'no write landed after the close');
       assert.ok(reported <= sizeAtClose && sizeAtClose < input.length, `${reported} bytes reported, ${sizeAtClose} in the file`);
     }
-    assert.ok(runningAtDestroy.some((running) => running > 0), `jobs were in flight at the destroy: ${runningAtDestroy.join(', ')}`);
+    assert.ok(
+      runningAtDestroy.some((running) => running > 0),
+      `jobs were in flight at the destroy: ${runningAtDestroy.join(', ')}`,
+    );
     assert.equal(jobs.running, 0);
   });
 

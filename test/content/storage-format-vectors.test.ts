@@ -11,7 +11,14 @@ import { Opener, RangeOpener, Sealer, type SegmentCodec } from '../../src/conten
 import { CipherFormatError, newHeader, parseHeader, sealedSize, segmentCount, segmentRange } from '../../src/content/format.js';
 import { KeyUnwrapError, unwrapKey, wrapKey } from '../../src/crypto/key-wrap.js';
 import { requireNativeAddon } from '../support/native.js';
-import { DamagedContentError, SegmentDecryptor, WrongKeyError, decryptStream, unwrapChain, type WebKey } from '../../web/src/crypto/sealed.js';
+import {
+  DamagedContentError,
+  SegmentDecryptor,
+  WrongKeyError,
+  decryptStream,
+  unwrapChain,
+  type WebKey,
+} from '../../web/src/crypto/sealed.js';
 
 // The vectors of docs/storage-format.md (test/fixtures/storage-format-vectors.json, written by
 // test/fixtures/make-storage-format-vectors.ts), checked against a reference written here with raw
@@ -178,7 +185,10 @@ function firstDifference(a: Buffer, b: Buffer): number {
 function assertStored(v: StreamVector, bytes: Buffer, what: string): void {
   if ('hex' in v.stored) {
     const expected = hex(v.stored.hex);
-    assert.ok(bytes.equals(expected), `${what} (${v.name}): ${bytes.length} stored bytes, expected ${expected.length}, first difference at byte ${firstDifference(bytes, expected)}`);
+    assert.ok(
+      bytes.equals(expected),
+      `${what} (${v.name}): ${bytes.length} stored bytes, expected ${expected.length}, first difference at byte ${firstDifference(bytes, expected)}`,
+    );
     return;
   }
   assert.equal(bytes.length, v.stored.length, `${what} (${v.name}): stored length`);
@@ -226,7 +236,10 @@ const CHUNKINGS = [[1 << 30], [1, 15, 16, 17, 1039, 1041, 4093], [7], [1000, 3]]
 test('the fixture holds every case the document promises', () => {
   const shapes = streams.map((s) => `${s.plaintext.length}@${s.v.segmentLog2}`);
   for (const shape of ['0@16', '1@16', '1024@10', '1025@10', '2500@10', '65537@16']) assert.ok(shapes.includes(shape), `a ${shape} vector`);
-  assert.ok(streams.some((s) => !('hex' in s.v.stored)), 'a long-form vector');
+  assert.ok(
+    streams.some((s) => !('hex' in s.v.stored)),
+    'a long-form vector',
+  );
   assert.ok(vectors.rejected.length >= 5 && vectors.keyWraps.length >= 7 && vectors.linkChains.length >= 2);
 });
 
@@ -236,7 +249,11 @@ describe('storage-format vectors: raw node:crypto reference', () => {
   for (const s of streams) {
     test(`${s.v.name}: seals to the stored bytes and opens back`, () => {
       assertStored(s.v, refSeal(s.key, s.prefix, s.v.segmentLog2, s.plaintext), 'reference seal');
-      assert.equal(s.stored.length, 16 + s.plaintext.length + TAG * Math.max(1, Math.ceil(s.plaintext.length / s.segmentSize)), 'stored size formula');
+      assert.equal(
+        s.stored.length,
+        16 + s.plaintext.length + TAG * Math.max(1, Math.ceil(s.plaintext.length / s.segmentSize)),
+        'stored size formula',
+      );
       assert.equal(s.v.segments, Math.max(1, Math.ceil(s.plaintext.length / s.segmentSize)), 'segment count');
       assert.ok(refOpen(s.key, s.stored).equals(s.plaintext), 'reference open');
     });
@@ -273,8 +290,24 @@ describe('storage-format vectors: format arithmetic (format.ts)', () => {
       for (const r of s.v.ranges) {
         const range = segmentRange(s.plaintext.length, r.start, r.end, s.segmentSize);
         assert.deepEqual(
-          { firstSegment: range.firstSegment, lastSegment: range.lastSegment, storedStart: range.storedStart, storedEnd: range.storedEnd, skip: range.skip, length: range.length, totalSegments: range.totalSegments },
-          { firstSegment: r.firstSegment, lastSegment: r.lastSegment, storedStart: r.storedStart, storedEnd: r.storedEnd, skip: r.skip, length: r.end - r.start + 1, totalSegments: s.v.segments },
+          {
+            firstSegment: range.firstSegment,
+            lastSegment: range.lastSegment,
+            storedStart: range.storedStart,
+            storedEnd: range.storedEnd,
+            skip: range.skip,
+            length: range.length,
+            totalSegments: range.totalSegments,
+          },
+          {
+            firstSegment: r.firstSegment,
+            lastSegment: r.lastSegment,
+            storedStart: r.storedStart,
+            storedEnd: r.storedEnd,
+            skip: r.skip,
+            length: r.end - r.start + 1,
+            totalSegments: s.v.segments,
+          },
           `range ${r.start}-${r.end}`,
         );
       }
@@ -299,7 +332,10 @@ for (const engine of ENGINES) {
         for (const r of s.v.ranges) {
           const range = segmentRange(s.plaintext.length, r.start, r.end, s.segmentSize);
           for (const sizes of [[1 << 30], [13, 1041]]) {
-            const opened = runCodec(new RangeOpener(engine.aead(s.key), parseHeader(s.header), range), chunked(s.stored.subarray(r.storedStart, r.storedEnd + 1), sizes));
+            const opened = runCodec(
+              new RangeOpener(engine.aead(s.key), parseHeader(s.header), range),
+              chunked(s.stored.subarray(r.storedStart, r.storedEnd + 1), sizes),
+            );
             assert.ok(opened.equals(s.plaintext.subarray(r.start, r.end + 1)), `range ${r.start}-${r.end} in chunks of ${sizes}`);
           }
         }
@@ -322,14 +358,24 @@ for (const engine of ENGINES) {
         const file = path.join(dir, `${engine.name}-${s.v.name}`);
         const fd = openSync(file, 'w');
         try {
-          const summary = await engine.sealIntoFile(Readable.from(chunked(s.plaintext, [4093])), s.key, { fd, wrote: () => {} }, { sourceOwnsChunks: false, checkInput: () => {}, segmentLog2: s.v.segmentLog2, noncePrefix: s.prefix });
+          const summary = await engine.sealIntoFile(
+            Readable.from(chunked(s.plaintext, [4093])),
+            s.key,
+            { fd, wrote: () => {} },
+            { sourceOwnsChunks: false, checkInput: () => {}, segmentLog2: s.v.segmentLog2, noncePrefix: s.prefix },
+          );
           assert.equal(summary.size, s.plaintext.length);
         } finally {
           closeSync(fd);
         }
         assertStored(s.v, readFileSync(file), 'sealIntoFile');
         for (const r of s.v.ranges) {
-          const opened = engine.openFile(await open(file, 'r'), s.key, parseHeader(s.header), segmentRange(s.plaintext.length, r.start, r.end, s.segmentSize));
+          const opened = engine.openFile(
+            await open(file, 'r'),
+            s.key,
+            parseHeader(s.header),
+            segmentRange(s.plaintext.length, r.start, r.end, s.segmentSize),
+          );
           assert.ok(Buffer.concat(await opened.toArray()).equals(s.plaintext.subarray(r.start, r.end + 1)), `range ${r.start}-${r.end}`);
         }
       });
@@ -373,9 +419,17 @@ describe('storage-format vectors: native addon (native/*.c)', () => {
         addon.seal(context, nonceOf(s.prefix, i, final), s.header, pieces, fromPieces, 0);
         assert.ok(fromPieces.equals(segmentStored(i)), `segment ${i} sealed from pieces`);
         const back = Buffer.alloc(plain.length + 5);
-        assert.equal(addon.open(context, nonceOf(s.prefix, i, final), s.header, segmentStored(i), back, 5), plain.length, `segment ${i} opens`);
+        assert.equal(
+          addon.open(context, nonceOf(s.prefix, i, final), s.header, segmentStored(i), back, 5),
+          plain.length,
+          `segment ${i} opens`,
+        );
         assert.ok(back.subarray(5).equals(plain), `segment ${i} opened`);
-        assert.equal(addon.open(context, nonceOf(s.prefix, i, !final), s.header, segmentStored(i), back, 5), -1, `segment ${i} with the other final flag`);
+        assert.equal(
+          addon.open(context, nonceOf(s.prefix, i, !final), s.header, segmentStored(i), back, 5),
+          -1,
+          `segment ${i} with the other final flag`,
+        );
       }
     });
 
@@ -391,7 +445,16 @@ describe('storage-format vectors: native addon (native/*.c)', () => {
         await withFile(Buffer.alloc(0), async (fd, file) => {
           const first = s.v.segments - 1;
           const split = first * s.segmentSize;
-          const firstWritten = await addon.sealWrite(fd, 0, s.key, s.header, 0, false, chunked(s.plaintext.subarray(0, split), [777]), true);
+          const firstWritten = await addon.sealWrite(
+            fd,
+            0,
+            s.key,
+            s.header,
+            0,
+            false,
+            chunked(s.plaintext.subarray(0, split), [777]),
+            true,
+          );
           const position = 16 + first * (s.segmentSize + TAG);
           assert.equal(firstWritten, position, 'first job: header and whole segments');
           const lastWritten = await addon.sealWrite(fd, position, s.key, s.header, first, true, [s.plaintext.subarray(split)], false);
@@ -411,8 +474,14 @@ describe('storage-format vectors: native addon (native/*.c)', () => {
         for (const r of s.v.ranges) {
           const length = r.storedEnd - r.storedStart + 1;
           const plain = Buffer.alloc(length - (r.lastSegment - r.firstSegment + 1) * TAG);
-          assert.equal(await addon.readOpen(fd, r.storedStart, length, s.key, s.header, r.firstSegment, s.v.segments - 1, Buffer.alloc(length), plain), plain.length);
-          assert.ok(plain.subarray(r.skip, r.skip + r.end - r.start + 1).equals(s.plaintext.subarray(r.start, r.end + 1)), `range ${r.start}-${r.end}`);
+          assert.equal(
+            await addon.readOpen(fd, r.storedStart, length, s.key, s.header, r.firstSegment, s.v.segments - 1, Buffer.alloc(length), plain),
+            plain.length,
+          );
+          assert.ok(
+            plain.subarray(r.skip, r.skip + r.end - r.start + 1).equals(s.plaintext.subarray(r.start, r.end + 1)),
+            `range ${r.start}-${r.end}`,
+          );
         }
       });
     });
@@ -430,7 +499,17 @@ describe('storage-format vectors: native addon (native/*.c)', () => {
       const segments = Math.ceil(storedBytes / (2 ** header[5] + TAG));
       await withFile(stored, async (fd) => {
         await assert.rejects(
-          addon.readOpen(fd, 16, storedBytes, hex(r.dataKey), header, 0, segments - 1, Buffer.alloc(storedBytes), Buffer.alloc(storedBytes)),
+          addon.readOpen(
+            fd,
+            16,
+            storedBytes,
+            hex(r.dataKey),
+            header,
+            0,
+            segments - 1,
+            Buffer.alloc(storedBytes),
+            Buffer.alloc(storedBytes),
+          ),
           (error: Error & { code?: string }) => error.code === 'ERR_CIPHER_FORMAT',
         );
       });
@@ -524,8 +603,14 @@ describe('storage-format vectors: key wraps (key-wrap.ts)', () => {
   for (const c of vectors.linkChains) {
     test(`link chain ${c.name}: unwrapKey down the chain gives the stream's data key`, () => {
       const wraps = c.wraps.map((name) => vectors.keyWraps.find((w) => w.name === name)!);
-      assert.deepEqual(c.chain, wraps.map((w) => w.wrapped));
-      assert.deepEqual(c.ids, wraps.map((w) => w.keyId));
+      assert.deepEqual(
+        c.chain,
+        wraps.map((w) => w.wrapped),
+      );
+      assert.deepEqual(
+        c.ids,
+        wraps.map((w) => w.keyId),
+      );
       let key: Buffer = Buffer.from(c.linkKey, 'base64url');
       assert.equal(key.toString('hex'), wraps[0].kek, 'the link key is the first key-encryption key');
       for (const [i, id] of c.ids.entries()) key = unwrapKey(key, c.chain[i], id);

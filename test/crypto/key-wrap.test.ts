@@ -76,7 +76,15 @@ describe('key wrapping', () => {
       assert.throws(() => unwrapKey(kek, changeChar(wrapped, at), 'k1'), KeyUnwrapError, `character ${at}`);
     }
     // Wrong lengths.
-    for (const damaged of ['', wrapped.slice(0, 79), wrapped.slice(0, 78), wrapped.slice(1), `${wrapped}AAAA`, `${wrapped}A`, wrapped + wrapped]) {
+    for (const damaged of [
+      '',
+      wrapped.slice(0, 79),
+      wrapped.slice(0, 78),
+      wrapped.slice(1),
+      `${wrapped}AAAA`,
+      `${wrapped}A`,
+      wrapped + wrapped,
+    ]) {
       assert.throws(() => unwrapKey(kek, damaged, 'k1'), KeyUnwrapError, `length ${damaged.length}`);
     }
     // Strings that Node's lenient base64url decoder would read as the same 60 bytes.

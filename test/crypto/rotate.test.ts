@@ -16,7 +16,11 @@ const run = promisify(execFile);
 const CLI = new URL('../../src/cli/coffre.ts', import.meta.url).pathname;
 
 async function coffre(args: string[], env: Record<string, string | undefined>) {
-  const clean = Object.fromEntries(Object.entries({ ...process.env, LOG_LEVEL: 'silent', COFFRE_MASTER_KEY: undefined, DATABASE_URL: undefined, ...env }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  const clean = Object.fromEntries(
+    Object.entries({ ...process.env, LOG_LEVEL: 'silent', COFFRE_MASTER_KEY: undefined, DATABASE_URL: undefined, ...env }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  ) as Record<string, string>;
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', CLI, ...args], { env: clean });
     return { code: 0, stdout, stderr };
@@ -59,9 +63,18 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < before.buckets.length; i++) assert.notEqual(after.buckets[i].key_wrapped, before.buckets[i].key_wrapped);
 
       // An instance restarted with the new key reads the file as before.
-      const restarted = await buildApp({ config: test.config, database: test.database, logStream: false, keyring: new Keyring(parseMasterKey(newKey.trim())) });
+      const restarted = await buildApp({
+        config: test.config,
+        database: test.database,
+        logStream: false,
+        keyring: new Keyring(parseMasterKey(newKey.trim())),
+      });
       t.after(() => restarted.close());
-      const download = await restarted.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await restarted.inject({
+        method: 'GET',
+        url: `/api/files/download/${file.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(download.statusCode, 200);
       assert.deepEqual(download.rawPayload, content);
       // …and one still on the old key can no longer open the bucket.
@@ -80,9 +93,17 @@ for (const dialect of DIALECTS) {
       assert.equal(fs.readFileSync(keyFile, 'utf8'), newKey, 'the data folder key is not touched');
       const again = await buildApp({ config: test.config, database: test.database, logStream: false, keyring: new Keyring(third) });
       t.after(() => again.close());
-      const res = await again.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const res = await again.inject({
+        method: 'GET',
+        url: `/api/files/download/${file.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.deepEqual(res.rawPayload, content);
-      assert.equal((await coffre(['keys', 'rotate', '--out', out], { ...env, COFFRE_MASTER_KEY: third.toString('hex') })).code, 1, 'an existing --out file is never overwritten');
+      assert.equal(
+        (await coffre(['keys', 'rotate', '--out', out], { ...env, COFFRE_MASTER_KEY: third.toString('hex') })).code,
+        1,
+        'an existing --out file is never overwritten',
+      );
       // A key that does not open the buckets rotates nothing.
       const wrong = await coffre(['keys', 'rotate', '--out', `${out}.2`], { ...env, COFFRE_MASTER_KEY: 'cd'.repeat(32) });
       assert.equal(wrong.code, 2);

@@ -17,13 +17,16 @@ for (const dialect of DIALECTS) {
       });
     }
 
-    it('a repeated query text answers with each call\'s own values', async (t) => {
+    it("a repeated query text answers with each call's own values", async (t) => {
       const { database } = await build(t, dialect);
       const { db } = database;
       const pick = (n: number) => sql<{ n: number }>`select ${n} + 0 as n`.execute(db);
       for (let i = 0; i < 5; i++) assert.equal(Number((await pick(i)).rows[0].n), i);
       const values = await Promise.all(Array.from({ length: 20 }, (_, i) => pick(i)));
-      assert.deepEqual(values.map((r) => Number(r.rows[0].n)), Array.from({ length: 20 }, (_, i) => i));
+      assert.deepEqual(
+        values.map((r) => Number(r.rows[0].n)),
+        Array.from({ length: 20 }, (_, i) => i),
+      );
     });
 
     it('a table changed under a prepared statement is read again with its new columns', async (t) => {
@@ -42,7 +45,9 @@ for (const dialect of DIALECTS) {
     it('rows are plain objects of every column, a repeated name keeping its last value', async (t) => {
       const { database } = await build(t, dialect);
       const { db } = database;
-      const result = await sql<Record<string, unknown>>`select ${'x'} as a, null as b, 1.5 as c, ${'first'} as d, ${'last'} as d`.execute(db);
+      const result = await sql<Record<string, unknown>>`select ${'x'} as a, null as b, 1.5 as c, ${'first'} as d, ${'last'} as d`.execute(
+        db,
+      );
       assert.equal(result.rows.length, 1);
       const row = result.rows[0];
       assert.equal(Object.getPrototypeOf(row), Object.prototype);
@@ -53,35 +58,54 @@ for (const dialect of DIALECTS) {
       assert.equal(row.d, 'last');
     });
 
-    it('a prepared query runs with each call\'s values, also inside a transaction, and keeps its constants', async (t) => {
+    it("a prepared query runs with each call's values, also inside a transaction, and keeps its constants", async (t) => {
       const { database } = await build(t, dialect);
       const { db } = database;
       await sql`create table prepared_probe (id integer primary key, kind text not null, name text not null)`.execute(db);
-      await sql`insert into prepared_probe (id, kind, name) values (1, 'a', 'one'), (2, 'a', 'two'), (3, 'b', 'three'), (4, 'a', 'four')`.execute(db);
+      await sql`insert into prepared_probe (id, kind, name) values (1, 'a', 'one'), (2, 'a', 'two'), (3, 'b', 'three'), (4, 'a', 'four')`.execute(
+        db,
+      );
       const probe = db.withTables<{ prepared_probe: { id: number; kind: string; name: string } }>();
       const byKind = preparedQuery((q: typeof probe, p: { afterId: number; take: number }) =>
-        q.selectFrom('prepared_probe').select(['id', 'name']).where('kind', '=', 'a').where('id', '>', p.afterId).orderBy('id').limit(p.take),
+        q
+          .selectFrom('prepared_probe')
+          .select(['id', 'name'])
+          .where('kind', '=', 'a')
+          .where('id', '>', p.afterId)
+          .orderBy('id')
+          .limit(p.take),
       );
       const run = (afterId: number, take: number) => byKind.execute(probe, { afterId, take });
-      assert.deepEqual((await run(0, 2)).map((r) => Number(r.id)), [1, 2]);
-      assert.deepEqual((await run(1, 5)).map((r) => Number(r.id)), [2, 4]);
-      assert.deepEqual((await Promise.all([run(0, 1), run(2, 1), run(4, 1)])).map((rows) => rows.map((r) => r.name)), [['one'], ['four'], []]);
+      assert.deepEqual(
+        (await run(0, 2)).map((r) => Number(r.id)),
+        [1, 2],
+      );
+      assert.deepEqual(
+        (await run(1, 5)).map((r) => Number(r.id)),
+        [2, 4],
+      );
+      assert.deepEqual(
+        (await Promise.all([run(0, 1), run(2, 1), run(4, 1)])).map((rows) => rows.map((r) => r.name)),
+        [['one'], ['four'], []],
+      );
       const inTransaction = await probe.transaction().execute(async (trx) => {
         await trx.insertInto('prepared_probe').values({ id: 5, kind: 'a', name: 'five' }).execute();
         return byKind.execute(trx, { afterId: 4, take: 10 });
       });
       assert.deepEqual(inTransaction, [{ id: 5, name: 'five' }]);
-      assert.equal((await byKind.takeFirst(probe, { afterId: 5, take: 1 })), undefined);
+      assert.equal(await byKind.takeFirst(probe, { afterId: 5, take: 1 }), undefined);
     });
 
     // On SQLite a prepared query runs straight on the one connection (runImmediately in database.ts).
-    it('a prepared query never reads another caller\'s open transaction, and reads its own', async (t) => {
+    it("a prepared query never reads another caller's open transaction, and reads its own", async (t) => {
       const { database } = await build(t, dialect);
       const { db } = database;
       await sql`create table isolation_probe (id integer primary key, name text not null)`.execute(db);
       await sql`insert into isolation_probe (id, name) values (1, 'before')`.execute(db);
       const probe = db.withTables<{ isolation_probe: { id: number; name: string } }>();
-      const nameOf = preparedQuery((q: typeof probe, p: { id: number }) => q.selectFrom('isolation_probe').select('name').where('id', '=', p.id));
+      const nameOf = preparedQuery((q: typeof probe, p: { id: number }) =>
+        q.selectFrom('isolation_probe').select('name').where('id', '=', p.id),
+      );
       const seenOutside: Promise<string | undefined>[] = [];
       await assert.rejects(
         probe.transaction().execute(async (trx) => {

@@ -21,13 +21,16 @@ test("Node's HTTP parser gives each request body chunk memory of its own", async
 
   const body = randomBytes(8 * 1024 * 1024 + 17);
   await new Promise<void>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'PUT', path: '/', headers: { 'content-length': body.length }, agent: false }, (res) => {
-      res.resume();
-      res.on('end', resolve);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'PUT', path: '/', headers: { 'content-length': body.length }, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', resolve);
+      },
+    );
     req.on('error', reject);
     // Writes of odd sizes, some small enough to share a socket read with the next.
-    for (let at = 0; at < body.length; ) {
+    for (let at = 0; at < body.length;) {
       const size = Math.min(body.length - at, [1, 777, 65536, 300_000, 3][at % 5]);
       req.write(body.subarray(at, at + size));
       at += size;

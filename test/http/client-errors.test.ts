@@ -66,7 +66,11 @@ async function listening(t: TestContext, dialect: (typeof DIALECTS)[number]): Pr
 
 function assertClosingError(answer: RawAnswer, status: number, code: keyof typeof ERROR_CATALOG) {
   assert.equal(answer.status, status, JSON.stringify(answer));
-  assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'data', 'message', 'status'], `not the envelope: ${JSON.stringify(answer.body)}`);
+  assert.deepEqual(
+    Object.keys(answer.body).sort(),
+    ['code', 'data', 'message', 'status'],
+    `not the envelope: ${JSON.stringify(answer.body)}`,
+  );
   assert.equal(answer.body.code, code);
   assert.equal(ERROR_CATALOG[code].status, status, `${code} has status ${status} in the catalog`);
   assert.match(answer.headers['content-type'], /^application\/json; charset=utf-8$/);
@@ -92,7 +96,11 @@ for (const dialect of DIALECTS) {
 
     it('a malformed request: 400 MALFORMED_REQUEST', async (t) => {
       const { port } = await listening(t, dialect);
-      for (const request of ['NOT AN HTTP REQUEST\r\n\r\n', 'GET /api HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n', 'GET /api HTTP/9.9\r\n\r\n']) {
+      for (const request of [
+        'NOT AN HTTP REQUEST\r\n\r\n',
+        'GET /api HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n',
+        'GET /api HTTP/9.9\r\n\r\n',
+      ]) {
         assertClosingError(await rawRequest(port, request), 400, 'MALFORMED_REQUEST');
       }
     });

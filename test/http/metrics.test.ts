@@ -65,7 +65,8 @@ for (const dialect of DIALECTS) {
       assert.equal((await client(app).get('/api/no/such/route/abc123')).status, 404);
 
       const text = await scrape(app);
-      const requests = (status: string, route = DETAILS_ROUTE) => sample(text, 'coffre_http_requests_total', { method: 'GET', route, status });
+      const requests = (status: string, route = DETAILS_ROUTE) =>
+        sample(text, 'coffre_http_requests_total', { method: 'GET', route, status });
       assert.equal(requests('200'), 3);
       assert.equal(requests('404'), 1);
       assert.equal(requests('401'), 1);
@@ -88,7 +89,10 @@ for (const dialect of DIALECTS) {
       const two = await build(t, dialect);
       for (let i = 0; i < 4; i++) await client(one.app).get('/healthz');
       assert.equal(sample(await scrape(one.app), 'coffre_http_requests_total', { method: 'GET', route: '/healthz', status: '200' }), 4);
-      assert.equal(sample(await scrape(two.app), 'coffre_http_requests_total', { method: 'GET', route: '/healthz', status: '200' }), undefined);
+      assert.equal(
+        sample(await scrape(two.app), 'coffre_http_requests_total', { method: 'GET', route: '/healthz', status: '200' }),
+        undefined,
+      );
     });
 
     it('counts bytes uploaded and downloaded, and uploads in progress', async (t) => {
@@ -98,7 +102,8 @@ for (const dialect of DIALECTS) {
       const file = await putFile(app, user, root, 'a.bin', Buffer.alloc(1000, 7));
       // Multipart, two parts.
       const boundary = 'metricsboundary';
-      const part = (name: string, size: number) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n${'x'.repeat(size)}\r\n`;
+      const part = (name: string, size: number) =>
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n${'x'.repeat(size)}\r\n`;
       const multipart = await app.inject({
         method: 'POST',
         url: `/api/files/upload/${root}`,
@@ -120,7 +125,11 @@ for (const dialect of DIALECTS) {
       assert.equal(whole.rawPayload.length, 1000);
       const ranged = await app.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { ...auth, range: 'bytes=0-99' } });
       assert.equal(ranged.statusCode, 206);
-      const notModified = await app.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { ...auth, 'if-none-match': String(whole.headers.etag) } });
+      const notModified = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${file.id}`,
+        headers: { ...auth, 'if-none-match': String(whole.headers.etag) },
+      });
       assert.equal(notModified.statusCode, 304);
 
       const text = await scrape(app);
@@ -193,7 +202,8 @@ for (const dialect of DIALECTS) {
         assert.equal(completed.res.statusCode, status);
       }
       // No line about a request lacks its id.
-      for (const line of requestLines.filter((l) => l.req || l.res || l.err)) assert.ok(typeof line.reqId === 'string' && line.reqId.length > 0, JSON.stringify(line));
+      for (const line of requestLines.filter((l) => l.req || l.res || l.err))
+        assert.ok(typeof line.reqId === 'string' && line.reqId.length > 0, JSON.stringify(line));
     });
 
     it('an error logged while serving a request names that request', async (t) => {

@@ -31,10 +31,15 @@ describe('GroupRunner', () => {
     const runner = new GroupRunner<string, string>(async (items) => {
       runs++;
       if (items.includes('crash')) throw new Error('run failed');
-      return items.map((item) => (item.startsWith('bad') ? { status: 'rejected', reason: new Error(item) } : { status: 'fulfilled', value: item.toUpperCase() }));
+      return items.map((item) =>
+        item.startsWith('bad') ? { status: 'rejected', reason: new Error(item) } : { status: 'fulfilled', value: item.toUpperCase() },
+      );
     }, 10);
     const outcomes = await Promise.allSettled(['ok', 'bad one', 'fine'].map((item) => runner.submit('k', item)));
-    assert.deepEqual(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message)), ['OK', 'bad one', 'FINE']);
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message)),
+      ['OK', 'bad one', 'FINE'],
+    );
     await assert.rejects(runner.submit('k', 'crash'), /run failed/);
     assert.equal(await runner.submit('k', 'after'), 'AFTER');
     assert.equal(runs, 3, 'the three submitted together ran as one group');

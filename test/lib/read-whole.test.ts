@@ -7,7 +7,15 @@ import { readWholeUpTo } from '../../src/lib/read-whole.js';
 
 async function collect(stream: Readable): Promise<Buffer> {
   const out: Buffer[] = [];
-  await pipeline(stream, new Writable({ write(chunk, _e, cb) { out.push(chunk); cb(); } }));
+  await pipeline(
+    stream,
+    new Writable({
+      write(chunk, _e, cb) {
+        out.push(chunk);
+        cb();
+      },
+    }),
+  );
   return Buffer.concat(out);
 }
 

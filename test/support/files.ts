@@ -31,7 +31,12 @@ export function unknownId(prefix: string): string {
  * in the trash and a file deleted for good. Returns the bytes they should count: current versions
  * (trash included) 1536 + 512, other versions 1024; the 4096 deleted bytes count nowhere.
  */
-export async function storeMixedContent(app: FastifyInstance, user: TestUser, folderId: string, prefix = ''): Promise<{ current: number; versions: number }> {
+export async function storeMixedContent(
+  app: FastifyInstance,
+  user: TestUser,
+  folderId: string,
+  prefix = '',
+): Promise<{ current: number; versions: number }> {
   await putFile(app, user, folderId, `${prefix}versioned.bin`, Buffer.alloc(1024, 1));
   const versioned = await putFile(app, user, folderId, `${prefix}versioned.bin`, Buffer.alloc(1536, 2));
   assert.equal(versioned.versionCount, 2);

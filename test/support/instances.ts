@@ -56,7 +56,9 @@ export async function startInstance(name: string, env: Record<string, string>): 
     exited.then(([code]) => {
       throw new Error(`instance ${name} exited with ${code} before listening:\n${output.join('\n')}`);
     }),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`instance ${name} did not listen within 30 s:\n${output.join('\n')}`)), 30_000).unref()),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`instance ${name} did not listen within 30 s:\n${output.join('\n')}`)), 30_000).unref(),
+    ),
   ]).catch((error) => {
     child.kill('SIGKILL');
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -86,7 +88,12 @@ export interface HttpAnswer {
 }
 
 /** One HTTP request to an instance; JSON bodies are sent and parsed. */
-export async function http(base: string, method: string, url: string, options: { token?: string; json?: unknown; body?: Buffer; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+export async function http(
+  base: string,
+  method: string,
+  url: string,
+  options: { token?: string; json?: unknown; body?: Buffer; headers?: Record<string, string> } = {},
+): Promise<HttpAnswer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body: Buffer | string | undefined;

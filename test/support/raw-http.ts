@@ -68,7 +68,13 @@ export async function connect(port: number): Promise<RawConnection> {
   let lastSent = opened;
   const result = (): RawAnswer => {
     const parsed = parse();
-    return { status: parsed?.status, headers: parsed?.headers ?? {}, body: parsed?.body ?? '', sinceLastSendMs: Date.now() - lastSent, closedByServer: closed };
+    return {
+      status: parsed?.status,
+      headers: parsed?.headers ?? {},
+      body: parsed?.body ?? '',
+      sinceLastSendMs: Date.now() - lastSent,
+      closedByServer: closed,
+    };
   };
   return {
     socket,
@@ -98,11 +104,9 @@ export async function connect(port: number): Promise<RawConnection> {
   };
 }
 
-
 /** The temp files of uploads in progress (`<data>/blobs/tmp/*.part`) and their total size. */
 export function tempFiles(config: Config): { files: string[]; bytes: number } {
   const files = listFiles(path.join(config.dataDir, 'blobs', 'tmp'));
   const bytes = files.reduce((sum, file) => sum + (fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0), 0);
   return { files, bytes };
 }
-

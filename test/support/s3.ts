@@ -63,7 +63,12 @@ export async function startTestS3(): Promise<TestS3> {
     endpoint,
     credentials,
     client,
-    env: { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey, AWS_REGION: region, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    env: {
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      AWS_REGION: region,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
     listKeys,
     async newBucket() {
       const bucket = `coffre-t-${randomBytes(6).toString('hex')}`;
@@ -76,7 +81,10 @@ export async function startTestS3(): Promise<TestS3> {
       if (process.env.COFFRE_TEST_S3_ENDPOINT) {
         for (const bucket of buckets) {
           const keys = await listKeys(bucket).catch(() => []);
-          if (keys.length) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })) } })).catch(() => {});
+          if (keys.length)
+            await client
+              .send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })) } }))
+              .catch(() => {});
           await client.send(new DeleteBucketCommand({ Bucket: bucket })).catch(() => {});
         }
       }

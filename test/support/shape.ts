@@ -57,4 +57,3 @@ export function assertEnvelope(body: any, status: number): void {
   assert.equal(typeof body.message, 'string', 'message is a string');
   assert.ok(Object.hasOwn(body, 'data'), 'the envelope has data');
 }
-

@@ -54,7 +54,11 @@ async function launch(t: TestContext): Promise<Browser | null> {
 }
 
 /** A fresh context (no storage shared with the others) whose page fails the test on a CSP violation. */
-async function newPage(browser: Browser, violations: string[], options: Parameters<Browser['newContext']>[0] = {}): Promise<{ context: BrowserContext; page: Page }> {
+async function newPage(
+  browser: Browser,
+  violations: string[],
+  options: Parameters<Browser['newContext']>[0] = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ locale: 'en-US', acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...options });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
@@ -69,11 +73,16 @@ async function newPage(browser: Browser, violations: string[], options: Paramete
 function screenshots(prefix: string) {
   fs.mkdirSync(SHOTS, { recursive: true });
   let shot = 0;
-  return (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  return (page: Page, name: string) =>
+    page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
 }
 
 /** The real server on a free port (its public URL, for share links, on that port) and a browser. */
-async function startServer(t: TestContext, dialect: DialectName, config: Partial<Config> = {}): Promise<{ browser: Browser; base: string } | null> {
+async function startServer(
+  t: TestContext,
+  dialect: DialectName,
+  config: Partial<Config> = {},
+): Promise<{ browser: Browser; base: string } | null> {
   const browser = await launch(t);
   if (!browser) return null;
   const root = await buildOnce();
@@ -192,7 +201,9 @@ for (const dialect of DIALECTS) {
       // ---- the link in a fresh browser: password, decrypt in the page, same bytes ----
       const visitor = await newPage(browser, violations);
       const sent: string[] = [];
-      visitor.page.on('request', (request) => sent.push(`${request.url()} ${request.postData() ?? ''} ${JSON.stringify(request.headers())}`));
+      visitor.page.on('request', (request) =>
+        sent.push(`${request.url()} ${request.postData() ?? ''} ${JSON.stringify(request.headers())}`),
+      );
       await visitor.page.goto(shareLink);
       await visitor.page.getByText('This link is protected by a password.').waitFor();
       await screenshot(visitor.page, 'link-password');
@@ -205,7 +216,10 @@ for (const dialect of DIALECTS) {
       assert.equal(await visitor.page.getByTestId('remaining').innerText(), '1');
       assert.match(await visitor.page.locator('.shared-file').innerText(), /146\.48 KB/);
       await screenshot(visitor.page, 'link-page');
-      const [download] = await Promise.all([visitor.page.waitForEvent('download'), visitor.page.getByRole('button', { name: 'Download' }).click()]);
+      const [download] = await Promise.all([
+        visitor.page.waitForEvent('download'),
+        visitor.page.getByRole('button', { name: 'Download' }).click(),
+      ]);
       assert.equal(download.suggestedFilename(), 'report.bin');
       const received = fs.readFileSync((await download.path())!);
       assert.ok(received.equals(alpha), 'the bytes decrypted in the browser are the uploaded ones');
@@ -289,16 +303,24 @@ for (const dialect of DIALECTS) {
       const api = async (method: string, url: string, token: string | null, body?: unknown, raw?: Buffer) => {
         const res = await fetch(`${base}/api${url}`, {
           method,
-          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': raw ? 'application/octet-stream' : 'application/json' },
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            'content-type': raw ? 'application/octet-stream' : 'application/json',
+          },
           body: raw ?? (body ? JSON.stringify(body) : undefined),
           signal: AbortSignal.timeout(30_000),
         });
         return { status: res.status, body: (await res.json().catch(() => null)) as any };
       };
-      const reg = await api('POST', '/auth/register', null, { email: `di-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', name: 'Di' });
+      const reg = await api('POST', '/auth/register', null, {
+        email: `di-${randomBytes(3).toString('hex')}@example.com`,
+        password: 'correct horse battery',
+        name: 'Di',
+      });
       assert.equal(reg.status, 201);
       const token: string = reg.body.data.accessToken;
-      const root = (await api('GET', `/folders/root/subfolders?bucketId=${reg.body.data.user.defaultBucketId}`, token)).body.data.parentFolder.id;
+      const root = (await api('GET', `/folders/root/subfolders?bucketId=${reg.body.data.user.defaultBucketId}`, token)).body.data
+        .parentFolder.id;
       const data = randomBytes(4 * 1024 * 1024);
       const uploaded = await api('PUT', `/files/upload/${root}?name=big.bin`, token, undefined, data);
       assert.equal(uploaded.status, 201);
@@ -317,12 +339,18 @@ for (const dialect of DIALECTS) {
       // The download, or the first error the page shows (so a failure does not wait out the timeout).
       const outcome = Promise.race([
         page.waitForEvent('download', { timeout: 90_000 }),
-        page.locator('.public-card p.error, .public-card .closed').first().waitFor({ timeout: 90_000 }).then(() => null),
+        page
+          .locator('.public-card p.error, .public-card .closed')
+          .first()
+          .waitFor({ timeout: 90_000 })
+          .then(() => null),
       ]);
       outcome.catch(() => {}); // awaited below; kept from counting as unhandled meanwhile
       await page.getByRole('button', { name: 'Download' }).click({ timeout: 20_000 });
       // The proxy stalls after 1 MiB; once the page has read it (a quarter of the bytes), the network drops.
-      await page.waitForFunction(() => Number(document.querySelector('.download-progress progress')?.value) >= 20, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => Number(document.querySelector('.download-progress progress')?.value) >= 20, undefined, {
+        timeout: 30_000,
+      });
       proxy.drop();
       const download = await outcome;
       assert.ok(download, `the page failed: ${await page.locator('.public-card').innerText({ timeout: 5_000 })}`);
@@ -339,7 +367,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(violations, [], 'no CSP violation or page error');
     });
 
-    it('the API reference renders under the pages\' policy, with no violation', async (t) => {
+    it("the API reference renders under the pages' policy, with no violation", async (t) => {
       const browser = await launch(t);
       if (!browser) return;
       const port = await freePort();
@@ -368,7 +396,11 @@ for (const dialect of DIALECTS) {
         });
         return { status: res.status, body: (await res.json().catch(() => null)) as any };
       };
-      const reg = await api('POST', '/auth/register', null, { email: `cy-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', name: 'Cy' });
+      const reg = await api('POST', '/auth/register', null, {
+        email: `cy-${randomBytes(3).toString('hex')}@example.com`,
+        password: 'correct horse battery',
+        name: 'Cy',
+      });
       assert.equal(reg.status, 201);
       const token: string = reg.body.data.accessToken;
       const hub = (await api('GET', '/datahub/list', token)).body.data.data[0];
@@ -473,7 +505,6 @@ for (const dialect of DIALECTS) {
       const publicHref = await details.getByRole('link', { name: /\/api\/files\/public\// }).getAttribute('href');
       assert.equal(await (await fetch(`${base}${publicHref}`)).text(), 'version one');
       await screenshot(page, 'details-panel');
-
 
       // The bucket switcher.
       await page.getByLabel('Bucket').selectOption({ label: 'archive' });

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { DamagedContentError, WrongKeyError, chainFromHeaders, decryptResumable, decryptStream, linkKeyProof, unwrapChain } from '../../web/src/crypto/sealed.js';
+import {
+  DamagedContentError,
+  WrongKeyError,
+  chainFromHeaders,
+  decryptResumable,
+  decryptStream,
+  linkKeyProof,
+  unwrapChain,
+} from '../../web/src/crypto/sealed.js';
 import { keyProofOf } from '../../src/modules/links/links.key-proof.js';
 import { DIALECTS, build, signUp } from '../helper.js';
 import { putFile, rootFolderId } from '../support/files.js';
@@ -40,15 +48,18 @@ function flaky(bytes: Uint8Array, from: number, breakAt?: number): ReadableStrea
   const end = breakAt === undefined ? bytes.length : from + breakAt;
   let at = from;
   // Pulled one chunk at a time: an error raised while chunks wait in the queue would drop them.
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (at < end) {
-        controller.enqueue(bytes.slice(at, Math.min(at + 5000, end)));
-        at += 5000;
-      } else if (breakAt === undefined) controller.close();
-      else controller.error(new TypeError('network error'));
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (at < end) {
+          controller.enqueue(bytes.slice(at, Math.min(at + 5000, end)));
+          at += 5000;
+        } else if (breakAt === undefined) controller.close();
+        else controller.error(new TypeError('network error'));
+      },
     },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 for (const dialect of DIALECTS) {
@@ -68,7 +79,10 @@ for (const dialect of DIALECTS) {
           // File info hands out the first wrap, so a page tells a wrong key before it spends an access.
           const info = (await app.inject({ method: 'POST', url: `/api/files/shared/${hash}`, payload: {} })).json().data;
           await unwrapChain(key, [info.keyCheck.wrapped], [info.keyCheck.id]);
-          await assert.rejects(unwrapChain(randomBytes(32).toString('base64url'), [info.keyCheck.wrapped], [info.keyCheck.id]), WrongKeyError);
+          await assert.rejects(
+            unwrapChain(randomBytes(32).toString('base64url'), [info.keyCheck.wrapped], [info.keyCheck.id]),
+            WrongKeyError,
+          );
         }
         const { headers, bytes } = await sealedDownload(app, hash, key);
         for (const chunk of [1, 16, 7000, SEG + 16, 1 << 20]) {
@@ -110,13 +124,29 @@ for (const dialect of DIALECTS) {
       assert.ok(Buffer.concat(parts).equals(data));
 
       // Given up: the network error surfaces; a damaged byte in a resumed part is never taken.
-      await assert.rejects(decryptResumable(dataKey, flaky(bytes, 0, 1000), async () => null, () => {}), TypeError);
+      await assert.rejects(
+        decryptResumable(
+          dataKey,
+          flaky(bytes, 0, 1000),
+          async () => null,
+          () => {},
+        ),
+        TypeError,
+      );
       const damaged = bytes.slice();
       damaged[200_000] ^= 1;
-      await assert.rejects(decryptResumable(dataKey, flaky(bytes, 0, 100_000), async (offset) => flaky(damaged, offset), () => {}), DamagedContentError);
+      await assert.rejects(
+        decryptResumable(
+          dataKey,
+          flaky(bytes, 0, 100_000),
+          async (offset) => flaky(damaged, offset),
+          () => {},
+        ),
+        DamagedContentError,
+      );
     });
 
-    it('the page\'s WebCrypto key proof is the one the server checks', async (t) => {
+    it("the page's WebCrypto key proof is the one the server checks", async (t) => {
       const { app } = await build(t, dialect);
       const ada = await signUp(app);
       const file = await putFile(app, ada, await rootFolderId(ada), 'p.txt', 'proof');

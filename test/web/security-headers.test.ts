@@ -13,10 +13,23 @@ const HTML_LIKE = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml)/;
 
 /** Every GET route the app registered, its parameters filled in, and paths nothing serves. */
 function urlsToVisit(app: FastifyInstance): string[] {
-  const urls = new Set<string>(['/nowhere', '/api/nowhere', '/api/docs/', '/api/docs/static/index.html', '/api/docs/static/oauth2-redirect.html', '/api/docs/static/nope.html']);
+  const urls = new Set<string>([
+    '/nowhere',
+    '/api/nowhere',
+    '/api/docs/',
+    '/api/docs/static/index.html',
+    '/api/docs/static/oauth2-redirect.html',
+    '/api/docs/static/nope.html',
+  ]);
   for (const route of app.registeredRoutes) {
     if (route.method !== 'GET') continue;
-    urls.add(route.url.replace(/:(\w+)/g, (_m, name: string) => (name.endsWith('Id') ? `${name.slice(0, 3)}_01jd3kq8m7c9x4v2b6n0p5r8st` : 'Q2hhbmdlIG1lIQ')).replace(/\*$/, 'index.html'));
+    urls.add(
+      route.url
+        .replace(/:(\w+)/g, (_m, name: string) =>
+          name.endsWith('Id') ? `${name.slice(0, 3)}_01jd3kq8m7c9x4v2b6n0p5r8st` : 'Q2hhbmdlIG1lIQ',
+        )
+        .replace(/\*$/, 'index.html'),
+    );
   }
   return [...urls];
 }
@@ -49,7 +62,15 @@ for (const dialect of DIALECTS) {
         }
       }
       // Guards against a check that silently visits nothing.
-      for (const url of ['/', '/login', '/s/Q2hhbmdlIG1lIQ', '/api/docs', '/api/docs/', '/api/docs/static/oauth2-redirect.html', '/favicon.svg']) {
+      for (const url of [
+        '/',
+        '/login',
+        '/s/Q2hhbmdlIG1lIQ',
+        '/api/docs',
+        '/api/docs/',
+        '/api/docs/static/oauth2-redirect.html',
+        '/favicon.svg',
+      ]) {
         assert.ok(html.includes(url), `${url} was not seen as an HTML response: ${[...new Set(html)].join(', ')}`);
       }
     });
@@ -60,7 +81,11 @@ for (const dialect of DIALECTS) {
       assert.equal(page.statusCode, 200);
       assertPageHeaders('/api/docs', page.headers);
       assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script: the policy would block it');
-      for (const asset of ['/api/docs/static/swagger-ui-bundle.js', '/api/docs/static/swagger-initializer.js', '/api/docs/static/swagger-ui.css']) {
+      for (const asset of [
+        '/api/docs/static/swagger-ui-bundle.js',
+        '/api/docs/static/swagger-initializer.js',
+        '/api/docs/static/swagger-ui.css',
+      ]) {
         const res = await app.inject({ method: 'GET', url: asset });
         assert.equal(res.statusCode, 200, asset);
         assert.equal(res.headers['x-content-type-options'], 'nosniff', asset);

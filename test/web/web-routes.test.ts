@@ -11,7 +11,16 @@ describe('web application routes', () => {
     const root = fakeWebRoot();
     t.after(() => fs.rmSync(root, { recursive: true, force: true }));
     const { app } = await build(t, dialect, { webRoot: root });
-    for (const url of ['/', '/login', '/signup', '/files', '/files/fld_01jd3kq8m7c9x4v2b6n0p5r8st', '/shared', '/trash', '/s/Q2hhbmdlIG1lIQ']) {
+    for (const url of [
+      '/',
+      '/login',
+      '/signup',
+      '/files',
+      '/files/fld_01jd3kq8m7c9x4v2b6n0p5r8st',
+      '/shared',
+      '/trash',
+      '/s/Q2hhbmdlIG1lIQ',
+    ]) {
       const res = await app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200, url);
       assert.match(String(res.headers['content-type']), /^text\/html/);

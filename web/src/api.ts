@@ -3,7 +3,12 @@
 const TOKEN_KEY = 'coffre.token';
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly retryAfter?: number) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfter?: number,
+  ) {
     super(message);
     this.name = 'ApiError';
   }

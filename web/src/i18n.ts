@@ -244,7 +244,8 @@ const fr: Record<MessageKey, string> = {
   retention: 'Conservation',
   retentionNone: 'Aucune',
   retainUntil: 'Conservé jusqu’au {date}',
-  retentionNote: 'Une durée de conservation peut être prolongée mais jamais raccourcie ; d’ici là le fichier ne peut pas être supprimé définitivement.',
+  retentionNote:
+    'Une durée de conservation peut être prolongée mais jamais raccourcie ; d’ici là le fichier ne peut pas être supprimé définitivement.',
   publicAddress: 'Adresse publique',
   location: 'Emplacement',
   path: 'Chemin',
@@ -322,7 +323,8 @@ const fr: Record<MessageKey, string> = {
   newVersionNote: 'Envoyer un fichier portant le nom d’un fichier existant en ajoute une nouvelle version.',
   fileTooLarge: 'Ce fichier est trop gros.',
   quotaExceeded: 'Il ne reste pas assez de stockage.',
-  keyboardHelp: 'Touches : ↑ ↓ pour se déplacer, Entrée pour ouvrir, Retour arrière pour remonter, F2 pour renommer, Suppr pour mettre à la corbeille.',
+  keyboardHelp:
+    'Touches : ↑ ↓ pour se déplacer, Entrée pour ouvrir, Retour arrière pour remonter, F2 pour renommer, Suppr pour mettre à la corbeille.',
   sharedFolder: 'Dossier partagé',
 };
 

@@ -58,7 +58,11 @@ const wait = (seconds: number) => new Promise((resolve) => setTimeout(resolve, s
 
 export async function downloadThroughLink(d: LinkDownload): Promise<void> {
   const keyProof = await linkKeyProof(d.linkKey);
-  const body = JSON.stringify({ keyProof, ...(d.password ? { password: d.password } : {}), ...(d.hashName ? { hashName: d.hashName } : {}) });
+  const body = JSON.stringify({
+    keyProof,
+    ...(d.password ? { password: d.password } : {}),
+    ...(d.hashName ? { hashName: d.hashName } : {}),
+  });
   let etag: string | null = null;
 
   /** The stored bytes from `offset` on; throws an ApiError for an answer other than the one asked for. */

@@ -101,7 +101,15 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   let section: 'files' | 'shared' | 'trash' = 'files';
   const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
   if (folderMatch) {
-    page = <FolderPage key={folderMatch[1]} folderId={folderMatch[1]} buckets={buckets} onBucketSeen={(id) => buckets.some((b) => b.id === id) && id !== bucketId && setBucketId(id)} onChanged={refreshStorage} />;
+    page = (
+      <FolderPage
+        key={folderMatch[1]}
+        folderId={folderMatch[1]}
+        buckets={buckets}
+        onBucketSeen={(id) => buckets.some((b) => b.id === id) && id !== bucketId && setBucketId(id)}
+        onChanged={refreshStorage}
+      />
+    );
   } else if (path === '/shared') {
     section = 'shared';
     page = <SharedWithMePage />;
@@ -224,7 +232,8 @@ function App() {
     );
   }
   if (!signedIn) {
-    if (path !== '/login' && path !== '/signup') queueMicrotask(() => navigate(path === '/' || path === '/files' ? '/login' : `/login?next=${encodeURIComponent(path)}`, true));
+    if (path !== '/login' && path !== '/signup')
+      queueMicrotask(() => navigate(path === '/' || path === '/files' ? '/login' : `/login?next=${encodeURIComponent(path)}`, true));
     return (
       <>
         <AuthPage mode={path === '/signup' ? 'signup' : 'login'} onSignedIn={() => setSignedIn(true)} />

@@ -90,7 +90,14 @@ export function Confirm(props: { message: string; confirmLabel: string; danger?:
 }
 
 /** A one-field form dialog (new folder, rename). */
-export function Prompt(props: { title: string; label: string; initial?: string; submitLabel: string; onSubmit: (value: string) => Promise<void>; onClose: () => void }) {
+export function Prompt(props: {
+  title: string;
+  label: string;
+  initial?: string;
+  submitLabel: string;
+  onSubmit: (value: string) => Promise<void>;
+  onClose: () => void;
+}) {
   const [value, setValue] = useState(props.initial ?? '');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -120,7 +127,15 @@ export function Prompt(props: { title: string; label: string; initial?: string; 
       <form onSubmit={submit}>
         <label class="field">
           <span>{props.label}</span>
-          <input ref={input} name="value" value={value} onInput={(e) => setValue(e.currentTarget.value)} required maxLength={255} autoComplete="off" />
+          <input
+            ref={input}
+            name="value"
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+            required
+            maxLength={255}
+            autoComplete="off"
+          />
         </label>
         <Alert text={error} />
         <div class="actions">

@@ -4,7 +4,15 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, assertBlobKey, type BlobFile, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
+import {
+  BlobNotFoundError,
+  assertBlobKey,
+  type BlobFile,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+  type PutResult,
+} from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
 import { writeAll } from '../../lib/write-all.js';
 import { closeFile, dataSyncFile, nodeFsDurableFiles, openFile, syncFile, type DurableFiles } from './durable-files.js';
@@ -45,7 +53,10 @@ export class FsBlobStore implements BlobStore {
   private readonly writeBehindBytes: number;
   private readonly files: DurableFiles;
 
-  constructor(private readonly root: string, options: FsBlobStoreOptions = {}) {
+  constructor(
+    private readonly root: string,
+    options: FsBlobStoreOptions = {},
+  ) {
     this.writeBehindBytes = options.writeBehindBytes ?? WRITE_BEHIND_BYTES;
     this.files = options.files ?? nodeFsDurableFiles;
     this.directorySyncs = new DirectorySyncs(options.syncDirectory ?? this.files.syncDirectory);
@@ -215,7 +226,8 @@ export class FsBlobStore implements BlobStore {
   private async createDirectory(dir: string): Promise<void> {
     const first = await fsp.mkdir(dir, { recursive: true });
     if (first === undefined) return;
-    for (let created = dir; created.length >= first.length; created = path.dirname(created)) await this.directorySyncs.sync(path.dirname(created));
+    for (let created = dir; created.length >= first.length; created = path.dirname(created))
+      await this.directorySyncs.sync(path.dirname(created));
   }
 
   async openFile(key: string): Promise<FileHandle> {

@@ -10,7 +10,15 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { BlobNotFoundError, NotLocalFilesError, assertBlobKey, type BlobStore, type ByteRange, type PutOptions, type PutResult } from '../blob-store.js';
+import {
+  BlobNotFoundError,
+  NotLocalFilesError,
+  assertBlobKey,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+  type PutResult,
+} from '../blob-store.js';
 import type { FileHandle } from 'node:fs/promises';
 import type { S3Location } from '../../config.js';
 
@@ -169,7 +177,12 @@ export class S3BlobStore implements BlobStore {
       let page;
       try {
         page = await this.client.send(
-          new ListMultipartUploadsCommand({ Bucket: this.location.bucket, Prefix: this.location.prefix || undefined, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
+          new ListMultipartUploadsCommand({
+            Bucket: this.location.bucket,
+            Prefix: this.location.prefix || undefined,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+          }),
         );
       } catch (error) {
         if (errorName(error) === 'NotImplemented') return removed;
@@ -178,7 +191,9 @@ export class S3BlobStore implements BlobStore {
       for (const upload of page.Uploads ?? []) {
         if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated.getTime() >= cutoff) continue;
         try {
-          await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key: upload.Key, UploadId: upload.UploadId }));
+          await this.client.send(
+            new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key: upload.Key, UploadId: upload.UploadId }),
+          );
           removed++;
         } catch (error) {
           // Another instance aborted it first.

@@ -113,11 +113,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref('trash_batch'), '=', '')
     .execute();
   // Keyset pagination of a folder's children by name.
-  await db.schema
-    .createIndex('folders_children_idx')
-    .on('folders')
-    .columns(['parent_id', 'trash_batch', 'name', 'id'])
-    .execute();
+  await db.schema.createIndex('folders_children_idx').on('folders').columns(['parent_id', 'trash_batch', 'name', 'id']).execute();
   await db.schema.createIndex('folders_bucket_idx').on('folders').columns(['bucket_id', 'trash_batch', 'id']).execute();
   await db.schema.createIndex('folders_trash_idx').on('folders').columns(['trash_batch', 'owner_id']).execute();
 }

@@ -2,7 +2,10 @@ import { sql, type Kysely } from 'kysely';
 
 // Files, their versions and the stored blobs, and each account's used bytes.
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('users').addColumn('used_bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('used_bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   await db.schema
     .createTable('blobs')

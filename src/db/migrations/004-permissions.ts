@@ -19,7 +19,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   // One permission per (item, grantee); also the index of "the grants on an item".
-  await db.schema.createIndex('permissions_item_user_unique').on('permissions').columns(['item_kind', 'item_id', 'user_id']).unique().execute();
+  await db.schema
+    .createIndex('permissions_item_user_unique')
+    .on('permissions')
+    .columns(['item_kind', 'item_id', 'user_id'])
+    .unique()
+    .execute();
   // "The grants of a user": access checks and /shared-with-me (keyset on id, which sorts by time).
   await db.schema.createIndex('permissions_user_idx').on('permissions').columns(['user_id', 'id']).execute();
 }

@@ -12,7 +12,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 const LISTED = ['id', 'bucket_id', 'parent_id', 'hash_url', 'name', 'visibility', 'trash_batch', 'created_at', 'updated_at', 'deleted_at'];
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('folders').addColumn('listing_version', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('folders')
+    .addColumn('listing_version', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   const bump = (parents: string) => sql.raw(`update folders set listing_version = listing_version + 1 where id in (${parents})`);
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     // Once per statement, over its transition tables: a row trigger would bump a parent once per
@@ -34,21 +37,35 @@ export async function up(db: Kysely<any>): Promise<void> {
         return null;
       end
       $$`.execute(db);
-    await sql`create trigger folders_listed_insert after insert on folders referencing new table as new_rows for each statement execute function coffre_folders_listed()`.execute(db);
-    await sql`create trigger folders_listed_delete after delete on folders referencing old table as old_rows for each statement execute function coffre_folders_listed()`.execute(db);
-    await sql`create trigger folders_listed_update after update on folders referencing old table as old_rows new table as new_rows for each statement execute function coffre_folders_listed()`.execute(db);
+    await sql`create trigger folders_listed_insert after insert on folders referencing new table as new_rows for each statement execute function coffre_folders_listed()`.execute(
+      db,
+    );
+    await sql`create trigger folders_listed_delete after delete on folders referencing old table as old_rows for each statement execute function coffre_folders_listed()`.execute(
+      db,
+    );
+    await sql`create trigger folders_listed_update after update on folders referencing old table as old_rows new table as new_rows for each statement execute function coffre_folders_listed()`.execute(
+      db,
+    );
     return;
   }
   // SQLite has row triggers only, and a row update there costs microseconds. Its null-safe inequality is `is not`.
   const changed = sql.raw(LISTED.map((c) => `old.${c} is not new.${c}`).join(' or '));
-  await sql`create trigger folders_listed_insert after insert on folders when new.parent_id is not null begin ${bump('new.parent_id')}; end`.execute(db);
-  await sql`create trigger folders_listed_delete after delete on folders when old.parent_id is not null begin ${bump('old.parent_id')}; end`.execute(db);
-  await sql`create trigger folders_listed_update after update on folders when ${changed} begin ${bump('old.parent_id, new.parent_id')}; end`.execute(db);
+  await sql`create trigger folders_listed_insert after insert on folders when new.parent_id is not null begin ${bump('new.parent_id')}; end`.execute(
+    db,
+  );
+  await sql`create trigger folders_listed_delete after delete on folders when old.parent_id is not null begin ${bump('old.parent_id')}; end`.execute(
+    db,
+  );
+  await sql`create trigger folders_listed_update after update on folders when ${changed} begin ${bump('old.parent_id, new.parent_id')}; end`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const trigger of ['folders_listed_insert', 'folders_listed_delete', 'folders_listed_update']) {
-    await sql`drop trigger ${sql.raw(trigger)}${sql.raw(db.getExecutor().adapter instanceof PostgresAdapter ? ' on folders' : '')}`.execute(db);
+    await sql`drop trigger ${sql.raw(trigger)}${sql.raw(db.getExecutor().adapter instanceof PostgresAdapter ? ' on folders' : '')}`.execute(
+      db,
+    );
   }
   if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`drop function coffre_folders_listed()`.execute(db);
   await db.schema.alterTable('folders').dropColumn('listing_version').execute();

@@ -10,7 +10,12 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   for (const table of ['files', 'folders']) {
     await db.schema.dropIndex(`${table}_deleted_idx`).execute();
-    await db.schema.createIndex(`${table}_deleted_idx`).on(table).column('deleted_at').where(sql.ref('deleted_at'), 'is not', null).execute();
+    await db.schema
+      .createIndex(`${table}_deleted_idx`)
+      .on(table)
+      .column('deleted_at')
+      .where(sql.ref('deleted_at'), 'is not', null)
+      .execute();
   }
 }
 

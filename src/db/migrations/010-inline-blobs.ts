@@ -9,7 +9,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  await db.schema.alterTable('blobs').addColumn('content', sql.raw(postgres ? 'bytea' : 'blob')).execute();
+  await db.schema
+    .alterTable('blobs')
+    .addColumn('content', sql.raw(postgres ? 'bytea' : 'blob'))
+    .execute();
   // Ciphertext does not compress: PostgreSQL need not try before moving a large value out of line.
   if (postgres) await sql`alter table blobs alter column content set storage external`.execute(db);
 }

@@ -8,7 +8,10 @@ import type { Kysely } from 'kysely';
  * the upload's path, where the key check would cost a lookup of the owner each time.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('users').addColumn('held_bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('held_bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema
     .createTable('upload_holds')
     .addColumn('id', 'text', (c) => c.primaryKey())

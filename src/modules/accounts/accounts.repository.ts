@@ -5,7 +5,10 @@ import { preparedQuery } from '../../db/prepared-query.js';
 import type { NewUser, TokenRow, UserRow } from '../../db/schema.js';
 
 export async function countUsers(db: DbOrTrx): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -60,7 +63,14 @@ const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
   db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select(['tokens.id as tokenId', 'tokens.expires_at as expiresAt', 'tokens.last_used_at as lastUsedAt', 'users.id as userId', 'users.email', 'users.name'])
+    .select([
+      'tokens.id as tokenId',
+      'tokens.expires_at as expiresAt',
+      'tokens.last_used_at as lastUsedAt',
+      'users.id as userId',
+      'users.email',
+      'users.name',
+    ])
     .where('tokens.token_hash', '=', p.tokenHash)
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', p.now)])),
 );
@@ -98,19 +108,35 @@ export function listSessions(db: DbOrTrx, userId: string, now: string): Promise<
 
 /** Deletes one sign-in session of the user; returns whether it existed. */
 export async function deleteSession(db: DbOrTrx, userId: string, tokenId: string): Promise<boolean> {
-  const result = await db.deleteFrom('tokens').where('id', '=', tokenId).where('user_id', '=', userId).where('kind', '=', 'session').executeTakeFirst();
+  const result = await db
+    .deleteFrom('tokens')
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'session')
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 /** Deletes every sign-in session of the user but `keepId`; the ids deleted. */
 export async function deleteOtherSessions(db: DbOrTrx, userId: string, keepId: string): Promise<string[]> {
-  const rows = await db.deleteFrom('tokens').where('user_id', '=', userId).where('kind', '=', 'session').where('id', '!=', keepId).returning('id').execute();
+  const rows = await db
+    .deleteFrom('tokens')
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'session')
+    .where('id', '!=', keepId)
+    .returning('id')
+    .execute();
   return rows.map((row) => row.id);
 }
 
 /** Sets a new password hash if the account's is still `oldHash`; returns whether it did. */
 export async function replacePasswordHash(db: DbOrTrx, userId: string, oldHash: string, newHash: string, now: string): Promise<boolean> {
-  const result = await db.updateTable('users').set({ password_hash: newHash, updated_at: now }).where('id', '=', userId).where('password_hash', '=', oldHash).executeTakeFirst();
+  const result = await db
+    .updateTable('users')
+    .set({ password_hash: newHash, updated_at: now })
+    .where('id', '=', userId)
+    .where('password_hash', '=', oldHash)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

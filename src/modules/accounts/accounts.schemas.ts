@@ -51,7 +51,10 @@ export const UserSummary = Type.Object({ id: Type.String(), name: Type.String() 
 
 export const SessionInfo = Type.Object({
   id: Type.String({ description: 'Revoke with `DELETE /auth/sessions/{id}`' }),
-  device: Type.String({ description: 'Guessed from the User-Agent of the sign-in, e.g. "Firefox on Linux"', examples: ['Firefox on Linux'] }),
+  device: Type.String({
+    description: 'Guessed from the User-Agent of the sign-in, e.g. "Firefox on Linux"',
+    examples: ['Firefox on Linux'],
+  }),
   userAgent: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
   clientAddress: Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'The address the session signed in from' }),
   createdAt: Type.String({ format: 'date-time' }),

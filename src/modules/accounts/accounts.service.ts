@@ -11,7 +11,19 @@ export { signInRules } from './sign-in.use-case.js';
 
 /** The account service of a context: the use cases of accounts (one file each, `*.use-case.ts`) bound to it. */
 export function accountService(ctx: AppContext) {
-  return bindContext(ctx, { createUser, register, registration, login, logout, me, createPersonalToken, listPersonalTokens, revokeToken, lookup, setQuota });
+  return bindContext(ctx, {
+    createUser,
+    register,
+    registration,
+    login,
+    logout,
+    me,
+    createPersonalToken,
+    listPersonalTokens,
+    revokeToken,
+    lookup,
+    setQuota,
+  });
 }
 
 export type AccountService = ReturnType<typeof accountService>;

@@ -32,7 +32,9 @@ interface NewAccount {
 export async function register(ctx: AppContext, input: NewAccount, client: ClientInfo): Promise<Session> {
   const { db, config } = ctx;
   if (config.registration === 'closed') throw new AppError('REGISTRATION_CLOSED');
-  await consumeAttempt(db, [{ key: `register:address:${client.address}`, limit: config.registrationMaxPerAddress, windowSeconds: config.registrationWindowSeconds }]);
+  await consumeAttempt(db, [
+    { key: `register:address:${client.address}`, limit: config.registrationMaxPerAddress, windowSeconds: config.registrationWindowSeconds },
+  ]);
   const onlyFirstUser = config.registration === 'first-user';
   if (onlyFirstUser && (await repo.countUsers(db)) > 0) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
   return issueSession(ctx, await createUser(ctx, input, { onlyFirstUser }), client);
@@ -75,7 +77,12 @@ export async function createUser(ctx: AppContext, input: NewAccount, options: { 
 }
 
 /** Inserts the user, then its default datahub and bucket, which become the user's defaults. */
-async function insertAccount(ctx: AppContext, trx: DbOrTrx, account: { email: string; name: string; passwordHash: string }, now: string): Promise<UserRow> {
+async function insertAccount(
+  ctx: AppContext,
+  trx: DbOrTrx,
+  account: { email: string; name: string; passwordHash: string },
+  now: string,
+): Promise<UserRow> {
   const location = await findFirstActiveLocation(trx);
   if (!location) throw new Error('no active location: the regions data file has none');
   const user: UserRow = {

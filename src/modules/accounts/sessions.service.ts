@@ -47,7 +47,11 @@ export function sessionService(ctx: AppContext) {
    * the caller's session and the personal tokens stay (scripts are not broken by a new password;
    * their list is beside the sessions').
    */
-  async function changePassword(principal: Principal, input: { currentPassword: string; newPassword: string }, clientAddress: string): Promise<{ revokedSessions: number }> {
+  async function changePassword(
+    principal: Principal,
+    input: { currentPassword: string; newPassword: string },
+    clientAddress: string,
+  ): Promise<{ revokedSessions: number }> {
     const user = await repo.findUserById(db, principal.userId);
     if (!user) throw new AppError('UNAUTHENTICATED');
     const [accountRule, addressRule] = signInRules(config, user.email, clientAddress);
@@ -58,7 +62,8 @@ export function sessionService(ctx: AppContext) {
       // The lock orders this change with sign-ins that checked the old password (issueSession).
       await repo.lockUser(trx, ctx.database.capabilities.rowLocks, user.id);
       // Changed meanwhile by a request that knew the same password: that change stands.
-      if (!(await repo.replacePasswordHash(trx, user.id, user.password_hash, newHash, nowIso()))) throw new AppError('WRONG_CURRENT_PASSWORD');
+      if (!(await repo.replacePasswordHash(trx, user.id, user.password_hash, newHash, nowIso())))
+        throw new AppError('WRONG_CURRENT_PASSWORD');
       return repo.deleteOtherSessions(trx, user.id, principal.tokenId);
     });
     for (const id of revoked) ctx.tokens.forget(id);

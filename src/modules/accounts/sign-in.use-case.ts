@@ -8,7 +8,11 @@ import { issueSession, type ClientInfo } from './accounts.sessions.js';
 import { normalizeEmail } from './accounts.views.js';
 
 /** The failure counters of sign-in, per account and per client address; a password change counts its wrong guesses there too. */
-export function signInRules(config: AppContext['config'], email: string, clientAddress: string): [account: ThrottleRule, address: ThrottleRule] {
+export function signInRules(
+  config: AppContext['config'],
+  email: string,
+  clientAddress: string,
+): [account: ThrottleRule, address: ThrottleRule] {
   return [
     { key: `login:account:${normalizeEmail(email)}`, limit: config.loginMaxFailuresPerAccount, windowSeconds: config.loginWindowSeconds },
     { key: `login:address:${clientAddress}`, limit: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds },

@@ -37,7 +37,11 @@ export class UploadHold {
   private written = false;
   private renewAt = 0;
 
-  constructor(private readonly db: Db, private readonly ownerId: string, private readonly config: HoldConfig) {}
+  constructor(
+    private readonly db: Db,
+    private readonly ownerId: string,
+    private readonly config: HoldConfig,
+  ) {}
 
   get bytes(): number {
     return this.held;
@@ -92,9 +96,15 @@ export class UploadHold {
 
   /** The most this hold could hold now: what the owner's quota leaves, and what its row holds already. */
   private async most(): Promise<number> {
-    const owner = await this.db.selectFrom('users').select(['quota_bytes', 'used_bytes', 'held_bytes']).where('id', '=', this.ownerId).executeTakeFirst();
+    const owner = await this.db
+      .selectFrom('users')
+      .select(['quota_bytes', 'used_bytes', 'held_bytes'])
+      .where('id', '=', this.ownerId)
+      .executeTakeFirst();
     if (!owner) return 0;
-    const row = this.written ? await this.db.selectFrom('upload_holds').select('bytes').where('id', '=', this.id).executeTakeFirst() : undefined;
+    const row = this.written
+      ? await this.db.selectFrom('upload_holds').select('bytes').where('id', '=', this.id).executeTakeFirst()
+      : undefined;
     const left = Number(owner.quota_bytes ?? this.config.defaultQuotaBytes) - Number(owner.used_bytes) - Number(owner.held_bytes);
     return Math.max(0, left) + Number(row?.bytes ?? 0);
   }
@@ -123,7 +133,11 @@ export class UploadHold {
    */
   private async writeRow(trx: DbOrTrx, total: number, expiresAt: string): Promise<number> {
     if (this.written) {
-      const updated = await trx.updateTable('upload_holds').set({ bytes: total, expires_at: expiresAt }).where('id', '=', this.id).executeTakeFirst();
+      const updated = await trx
+        .updateTable('upload_holds')
+        .set({ bytes: total, expires_at: expiresAt })
+        .where('id', '=', this.id)
+        .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 1) return total - this.held;
     }
     await trx.insertInto('upload_holds').values({ id: this.id, user_id: this.ownerId, bytes: total, expires_at: expiresAt }).execute();
@@ -134,7 +148,12 @@ export class UploadHold {
     if (!this.written || Date.now() < this.renewAt) return;
     this.renewAt = Date.now() + HOLD_LEASE_MS / 2;
     // A renewal lost is harmless: a hold cleared meanwhile is taken again whole at its next step.
-    this.db.updateTable('upload_holds').set({ expires_at: isoPlus(nowIso(), HOLD_LEASE_MS) }).where('id', '=', this.id).execute().catch(() => {});
+    this.db
+      .updateTable('upload_holds')
+      .set({ expires_at: isoPlus(nowIso(), HOLD_LEASE_MS) })
+      .where('id', '=', this.id)
+      .execute()
+      .catch(() => {});
   }
 }
 
@@ -164,7 +183,10 @@ async function releaseHolds(db: DbOrTrx, ids: string[]): Promise<void> {
 export async function restoreHolds(db: DbOrTrx, ownerId: string, holds: Map<string, number>): Promise<void> {
   if (holds.size === 0) return;
   const expiresAt = isoPlus(nowIso(), HOLD_LEASE_MS);
-  await db.insertInto('upload_holds').values([...holds].map(([id, bytes]) => ({ id, user_id: ownerId, bytes, expires_at: expiresAt }))).execute();
+  await db
+    .insertInto('upload_holds')
+    .values([...holds].map(([id, bytes]) => ({ id, user_id: ownerId, bytes, expires_at: expiresAt })))
+    .execute();
   const bytes = [...holds.values()].reduce((sum, held) => sum + held, 0);
   await sql`update users set held_bytes = held_bytes + ${bytes} where id = ${ownerId}`.execute(db);
 }

@@ -14,7 +14,12 @@ export async function me(ctx: AppContext, principal: Principal): Promise<User> {
 }
 
 /** An exact (case-insensitive) e-mail only; found or not, each lookup counts against the caller and their address. */
-export async function lookup(ctx: AppContext, principal: Principal, email: string, clientAddress: string): Promise<{ id: string; name: string }> {
+export async function lookup(
+  ctx: AppContext,
+  principal: Principal,
+  email: string,
+  clientAddress: string,
+): Promise<{ id: string; name: string }> {
   const { db, config } = ctx;
   const window = config.lookupWindowSeconds;
   await consumeAttempt(db, [

@@ -68,7 +68,10 @@ export async function listBucketsPage(
   const counted = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   let rows = query.selectAll();
   if (page.afterId) rows = rows.where('id', '>', page.afterId);
-  const found = await rows.orderBy('id').limit(page.limit + 1).execute();
+  const found = await rows
+    .orderBy('id')
+    .limit(page.limit + 1)
+    .execute();
   return { rows: found.slice(0, page.limit), hasMore: found.length > page.limit, total: Number(counted.n) };
 }
 
@@ -84,9 +87,15 @@ export async function bucketNameTaken(db: DbOrTrx, ownerId: string, name: string
 }
 
 /** Renames a bucket and its root folder, which carries the bucket's name. */
-export async function renameBucket(db: DbOrTrx, bucket: Pick<BucketRow, 'id' | 'root_folder_id'>, name: string, now: string): Promise<void> {
+export async function renameBucket(
+  db: DbOrTrx,
+  bucket: Pick<BucketRow, 'id' | 'root_folder_id'>,
+  name: string,
+  now: string,
+): Promise<void> {
   await db.updateTable('buckets').set({ name, updated_at: now }).where('id', '=', bucket.id).execute();
-  if (bucket.root_folder_id) await db.updateTable('folders').set({ name, updated_at: now }).where('id', '=', bucket.root_folder_id).execute();
+  if (bucket.root_folder_id)
+    await db.updateTable('folders').set({ name, updated_at: now }).where('id', '=', bucket.root_folder_id).execute();
 }
 
 /**
@@ -113,7 +122,10 @@ export async function deleteEmptyBucket(db: DbOrTrx, bucketId: string): Promise<
  * Re-wraps every bucket key with `rewrap` (null: leave that key as it is), in one transaction;
  * returns how many changed. `coffre keys rotate` runs it with crypto/rotate.ts's rewrapUnder.
  */
-export async function rewrapBucketKeys(database: DatabaseHandle, rewrap: (bucketId: string, wrapped: string) => string | null): Promise<number> {
+export async function rewrapBucketKeys(
+  database: DatabaseHandle,
+  rewrap: (bucketId: string, wrapped: string) => string | null,
+): Promise<number> {
   return database.db.transaction().execute(async (trx) => {
     // PostgreSQL: no bucket is created or changed by a running instance while the keys turn over.
     if (database.capabilities.rowLocks) await sql`lock table buckets in exclusive mode`.execute(trx);

@@ -19,8 +19,13 @@ export const Bucket = Type.Object(
     id: Type.String({ examples: [BUCKET_EXAMPLE.id] }),
     name: Type.String({ description: BUCKET_NAME_RULE, examples: [BUCKET_EXAMPLE.name] }),
     datahubId: Type.String({ examples: [BUCKET_EXAMPLE.datahubId] }),
-    rootFolderId: Type.String({ description: 'The root folder (`isRoot: true`), named like the bucket', examples: [BUCKET_EXAMPLE.rootFolderId] }),
-    isDefault: Type.Boolean({ description: 'The account\'s default bucket (what `GET /folders/root/subfolders` lists); it cannot be deleted' }),
+    rootFolderId: Type.String({
+      description: 'The root folder (`isRoot: true`), named like the bucket',
+      examples: [BUCKET_EXAMPLE.rootFolderId],
+    }),
+    isDefault: Type.Boolean({
+      description: "The account's default bucket (what `GET /folders/root/subfolders` lists); it cannot be deleted",
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -30,7 +35,9 @@ export type Bucket = Static<typeof Bucket>;
 
 export const BucketName = Type.String({ maxLength: 1024, description: BUCKET_NAME_RULE, examples: ['photos-2026'] });
 
-export const DatahubIdParams = Type.Object({ datahubId: Type.String({ pattern: idPattern('dhb'), examples: ['dhb_01jd3kq8m7c9x4v2b6n0p5r8st'] }) });
+export const DatahubIdParams = Type.Object({
+  datahubId: Type.String({ pattern: idPattern('dhb'), examples: ['dhb_01jd3kq8m7c9x4v2b6n0p5r8st'] }),
+});
 export const BucketIdParams = Type.Object({ bucketId: Type.String({ pattern: idPattern('bkt'), examples: [BUCKET_EXAMPLE.id] }) });
 
 export const CreateBucketBody = Type.Object({ name: BucketName }, { examples: [{ name: 'photos-2026' }] });
@@ -41,7 +48,9 @@ export const UpdateBucketBody = Type.Object(
 
 export const BucketListQuery = Type.Object({
   ...PageQuery,
-  datahubId: Type.Optional(Type.String({ pattern: idPattern('dhb'), description: 'Only the buckets of this datahub (default: all of yours)' })),
+  datahubId: Type.Optional(
+    Type.String({ pattern: idPattern('dhb'), description: 'Only the buckets of this datahub (default: all of yours)' }),
+  ),
 });
 
 export const BucketPage = Type.Object({ data: Type.Array(Type.Ref('Bucket')), ...PageFields });

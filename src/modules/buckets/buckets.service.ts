@@ -51,7 +51,11 @@ export function bucketService(ctx: AppContext) {
   async function list(principal: Principal, query: { datahubId?: string; limit?: number; cursor?: string }) {
     if (query.datahubId) await loadDatahubFor(db, principal, assertId('dhb', query.datahubId, 'datahubId'));
     const afterId = query.cursor ? String(decodeCursor(query.cursor, 1)[0]) : undefined;
-    const page = await repo.listBucketsPage(db, principal.userId, { datahubId: query.datahubId, limit: query.limit ?? DEFAULT_PAGE_SIZE, afterId });
+    const page = await repo.listBucketsPage(db, principal.userId, {
+      datahubId: query.datahubId,
+      limit: query.limit ?? DEFAULT_PAGE_SIZE,
+      afterId,
+    });
     const defaultId = await defaultBucketOf(principal);
     const last = page.rows[page.rows.length - 1];
     return {
@@ -63,7 +67,8 @@ export function bucketService(ctx: AppContext) {
 
   /** Renames a bucket (its root folder carries the same name). */
   async function update(principal: Principal, bucketId: string, input: { name?: string }): Promise<Bucket> {
-    if (input.name === undefined) throw new AppError('EMPTY_UPDATE', 'Give the new name of the bucket', [{ field: 'name', problem: 'is required' }]);
+    if (input.name === undefined)
+      throw new AppError('EMPTY_UPDATE', 'Give the new name of the bucket', [{ field: 'name', problem: 'is required' }]);
     const name = assertBucketName(input.name);
     await mutation(db, async (trx) => {
       await lockUser(trx, rowLocks, principal.userId);
@@ -97,5 +102,7 @@ export function bucketService(ctx: AppContext) {
 }
 
 function bucketNameConflict(name: string): AppError {
-  return new AppError('NAME_CONFLICT', `You already have a bucket named "${name}"`, [{ field: 'name', problem: 'is taken by another of your buckets' }]);
+  return new AppError('NAME_CONFLICT', `You already have a bucket named "${name}"`, [
+    { field: 'name', problem: 'is taken by another of your buckets' },
+  ]);
 }

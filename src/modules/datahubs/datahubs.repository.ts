@@ -14,9 +14,21 @@ export async function insertDatahubWithBucket(
   keyring: Keyring,
   input: { ownerId: string; name: string; locationId: number; bucketName: string; now: string },
 ): Promise<{ datahub: DatahubRow; bucket: BucketRow }> {
-  const datahub: DatahubRow = { id: newId('dhb'), owner_id: input.ownerId, name: input.name, location_id: input.locationId, created_at: input.now, updated_at: input.now };
+  const datahub: DatahubRow = {
+    id: newId('dhb'),
+    owner_id: input.ownerId,
+    name: input.name,
+    location_id: input.locationId,
+    created_at: input.now,
+    updated_at: input.now,
+  };
   await db.insertInto('datahubs').values(datahub).execute();
-  const bucket = await insertBucketWithRoot(db, keyring, { ownerId: input.ownerId, datahubId: datahub.id, name: input.bucketName, now: input.now });
+  const bucket = await insertBucketWithRoot(db, keyring, {
+    ownerId: input.ownerId,
+    datahubId: datahub.id,
+    name: input.bucketName,
+    now: input.now,
+  });
   return { datahub, bucket };
 }
 
@@ -39,10 +51,17 @@ export async function listDatahubsPage(
   ownerId: string,
   page: { limit: number; afterId?: string },
 ): Promise<{ rows: DatahubWithLocation[]; hasMore: boolean; total: number }> {
-  const counted = await db.selectFrom('datahubs').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+  const counted = await db
+    .selectFrom('datahubs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
   let query = withLocation(db).where('datahubs.owner_id', '=', ownerId);
   if (page.afterId) query = query.where('datahubs.id', '>', page.afterId);
-  const rows = await query.orderBy('datahubs.id').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('datahubs.id')
+    .limit(page.limit + 1)
+    .execute();
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit, total: Number(counted.n) };
 }
 

@@ -20,9 +20,18 @@ export const Datahub = Type.Object(
 export const CreateDatahubBody = Type.Object(
   {
     name: Type.String({ maxLength: 1024, description: '1–255 UTF-8 bytes, no "/" or control characters', examples: ['Team archive'] }),
-    locationId: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'An active location (see `GET /regions/{regionId}`)', examples: [1] }),
+    locationId: Type.Integer({
+      minimum: 1,
+      maximum: 2_147_483_647,
+      description: 'An active location (see `GET /regions/{regionId}`)',
+      examples: [1],
+    }),
     bucketName: Type.Optional(
-      Type.String({ maxLength: 1024, description: `Name of the first bucket (${BUCKET_NAME_RULE}); default: the first free of "default", "default-2", …`, examples: ['team-archive'] }),
+      Type.String({
+        maxLength: 1024,
+        description: `Name of the first bucket (${BUCKET_NAME_RULE}); default: the first free of "default", "default-2", …`,
+        examples: ['team-archive'],
+      }),
     ),
   },
   { examples: [{ name: 'Team archive', locationId: 1 }] },
@@ -33,7 +42,10 @@ export const DatahubPage = Type.Object({ data: Type.Array(Type.Ref('Datahub')), 
 
 export const DatahubSize = Type.Object(
   {
-    currentObjectsSize: Type.String({ description: 'Current versions of every file not deleted for good (the trash included), human-readable', examples: ['1.5 GB'] }),
+    currentObjectsSize: Type.String({
+      description: 'Current versions of every file not deleted for good (the trash included), human-readable',
+      examples: ['1.5 GB'],
+    }),
     versionsObjectsSize: Type.String({ description: 'Every other version of those files, human-readable', examples: ['200 MB'] }),
     totalSize: Type.String({ description: 'Current objects plus versions, human-readable', examples: ['1.7 GB'] }),
     currentObjectsBytes: Type.Integer({ description: 'currentObjectsSize in bytes', examples: [1610612736] }),
@@ -42,6 +54,15 @@ export const DatahubSize = Type.Object(
   },
   {
     description: 'Sizes are 1024-based, units B KB MB GB TB PB, at most two decimals.',
-    examples: [{ currentObjectsSize: '1.5 GB', versionsObjectsSize: '200 MB', totalSize: '1.7 GB', currentObjectsBytes: 1610612736, versionsObjectsBytes: 209715200, totalBytes: 1820327936 }],
+    examples: [
+      {
+        currentObjectsSize: '1.5 GB',
+        versionsObjectsSize: '200 MB',
+        totalSize: '1.7 GB',
+        currentObjectsBytes: 1610612736,
+        versionsObjectsBytes: 209715200,
+        totalBytes: 1820327936,
+      },
+    ],
   },
 );

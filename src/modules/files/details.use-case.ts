@@ -23,7 +23,12 @@ export async function list(ctx: AppContext, principal: Principal, folderId: stri
     throw new AppError('INVALID_CURSOR', 'This cursor belongs to another sort order');
   }
   const page = await repo.listFilesPage(db, folder.id, folder.trash_batch, { sort, order, limit: query.limit ?? DEFAULT_PAGE_SIZE, after });
-  const mayDownload = await mayDownloadIn(db, principal, folder, page.rows.map((row) => row.id));
+  const mayDownload = await mayDownloadIn(
+    db,
+    principal,
+    folder,
+    page.rows.map((row) => row.id),
+  );
   const last = page.rows[page.rows.length - 1];
   return {
     data: page.rows.map((row) => ({ ...fileDetail(row), checksum: checksumFor(row.checksum, mayDownload(row.id)) })),

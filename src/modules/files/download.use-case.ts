@@ -68,7 +68,12 @@ async function versionContent(ctx: AppContext, file: FileRow, versionId?: string
  * Loads the version to serve and unwraps its data key through the folder and file keys, or from
  * `knownFileKey` when the caller already holds it (a share link, which never uses the master key).
  */
-async function openVersion(ctx: AppContext, file: FileRow, versionId?: string, knownFileKey?: Buffer): Promise<{ version: FileVersionRow; dataKey: Buffer }> {
+async function openVersion(
+  ctx: AppContext,
+  file: FileRow,
+  versionId?: string,
+  knownFileKey?: Buffer,
+): Promise<{ version: FileVersionRow; dataKey: Buffer }> {
   const version = await repo.findVersion(ctx.db, file.id, versionId ?? file.current_version_id!);
   if (!version) throw new AppError('VERSION_NOT_FOUND');
   const fileKey = knownFileKey ?? (await fileKeyOf(ctx, ctx.db, file));

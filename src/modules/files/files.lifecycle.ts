@@ -43,7 +43,14 @@ export interface CloneRequest {
  * file key. Blob reference counts follow. Returns the copies; quota and aggregates are the caller's.
  */
 export async function cloneFiles(trx: DbOrTrx, requests: CloneRequest[], now: string): Promise<NewFile[]> {
-  const versions = new Map((await repo.versionsByIds(trx, requests.map((r) => r.file.current_version_id!))).map((v) => [v.id, v]));
+  const versions = new Map(
+    (
+      await repo.versionsByIds(
+        trx,
+        requests.map((r) => r.file.current_version_id!),
+      )
+    ).map((v) => [v.id, v]),
+  );
   const files: NewFile[] = [];
   const newVersions: FileVersionRow[] = [];
   for (const request of requests) {
@@ -87,6 +94,11 @@ export async function cloneFiles(trx: DbOrTrx, requests: CloneRequest[], now: st
   }
   await repo.insertFiles(trx, files);
   await repo.insertVersions(trx, newVersions);
-  await adjustBlobRefs(trx, newVersions.map((v) => v.blob_id), 1, now);
+  await adjustBlobRefs(
+    trx,
+    newVersions.map((v) => v.blob_id),
+    1,
+    now,
+  );
   return files;
 }

@@ -17,7 +17,11 @@ export function findFileByHashName(db: DbOrTrx, hashName: string): Promise<FileR
  * The live state is written as a literal: SQLite re-prepares a statement on every run when a bound
  * parameter is compared with the column of a partial index's condition (`trash_batch = ''`).
  */
-export async function liveNameHolder(db: DbOrTrx, folderId: string, name: string): Promise<{ file: FileRow | undefined; folderTaken: boolean }> {
+export async function liveNameHolder(
+  db: DbOrTrx,
+  folderId: string,
+  name: string,
+): Promise<{ file: FileRow | undefined; folderTaken: boolean }> {
   const result = await sql<FileRow & { folder_taken: number }>`
     select files.*, (select count(*) from folders where parent_id = ${folderId} and name = ${name} and trash_batch = '') as folder_taken
     from (select 1 as one) as anchor
@@ -33,7 +37,11 @@ export async function liveNameHolder(db: DbOrTrx, folderId: string, name: string
  * round trip of the transaction all the owner's uploads queue behind. One row per name taken,
  * each with the folder's columns, or one with `taken_name` null; none for an unknown folder.
  */
-export async function findFolderWithNamesTaken(db: DbOrTrx, folderId: string, names: string[]): Promise<{ folder: FolderRow; taken: Set<string> } | undefined> {
+export async function findFolderWithNamesTaken(
+  db: DbOrTrx,
+  folderId: string,
+  names: string[],
+): Promise<{ folder: FolderRow; taken: Set<string> } | undefined> {
   const result = await folderWithNamesTakenQuery(folderId, names).execute(db);
   if (result.rows.length === 0) return undefined;
   const { taken_name: _, ...folder } = result.rows[0];
@@ -63,7 +71,11 @@ export function folderWithNamesTakenQuery(folderId: string, names: string[]) {
 
 export async function insertFiles(db: DbOrTrx, rows: NewFile[]): Promise<void> {
   const CHUNK = 400;
-  for (let i = 0; i < rows.length; i += CHUNK) await db.insertInto('files').values(rows.slice(i, i + CHUNK)).execute();
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await db
+      .insertInto('files')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
 }
 
 /** New files as a write to run beside others (see write-batch.ts); for a few rows (no chunks). */
@@ -82,7 +94,11 @@ export async function updateFile(db: DbOrTrx, id: string, changes: Partial<Omit<
 
 export async function insertVersions(db: DbOrTrx, rows: FileVersionRow[]): Promise<void> {
   const CHUNK = 500;
-  for (let i = 0; i < rows.length; i += CHUNK) await db.insertInto('file_versions').values(rows.slice(i, i + CHUNK)).execute();
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await db
+      .insertInto('file_versions')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
 }
 
 export function findVersion(db: DbOrTrx, fileId: string, versionId: string): Promise<FileVersionRow | undefined> {
@@ -115,7 +131,11 @@ export async function listFilesPage(
     const [value, id] = page.after;
     query = query.where((eb) => eb.or([eb(column, cmp, value as never), eb.and([eb(column, '=', value as never), eb('id', cmp, id)])]));
   }
-  const rows = await query.orderBy(column, page.order).orderBy('id', page.order).limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy(column, page.order)
+    .orderBy('id', page.order)
+    .limit(page.limit + 1)
+    .execute();
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 

@@ -61,7 +61,8 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
     // Multipart and raw uploads live in their own contexts: each needs its own body parsing.
     await app.register(multipartUpload(files, metrics));
     await app.register(rawUpload(files, metrics));
-    itemRoutes(app, files, metrics);
+    itemRoutes(app, files);
+    contentRoutes(app, files, metrics);
     placeRoutes(app, files);
     versionRoutes(app, files);
   };
@@ -75,54 +76,59 @@ function multipartUpload(files: FileService, metrics: Metrics): FastifyPluginAsy
       // Sizes are enforced while streaming (413 / 507), so busboy must not truncate silently.
       limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 100, fields: 20, parts: 200, fieldSize: 64 * 1024 },
     });
-    scope.post('/files/upload/:folderId', {
-      config: { streamedBody: true },
-      schema: {
-        tags,
-        summary: 'Upload files (multipart)',
-        description:
-          'One or more `file` parts in `multipart/form-data`. Content is encrypted while it streams. `onConflict` decides what an existing name does: a new version (default), a free name, or 409.',
-        consumes: ['multipart/form-data'],
-        params: S.FolderIdParams,
-        querystring: S.UploadQuery,
-        response: { 201: Envelope(Type.Array(Type.Ref('FileDetail'))), ...errorResponses(400, 401, 404, 409, 413, 415, 507) },
+    scope.post(
+      '/files/upload/:folderId',
+      {
+        config: { streamedBody: true },
+        schema: {
+          tags,
+          summary: 'Upload files (multipart)',
+          description:
+            'One or more `file` parts in `multipart/form-data`. Content is encrypted while it streams. `onConflict` decides what an existing name does: a new version (default), a free name, or 409.',
+          consumes: ['multipart/form-data'],
+          params: S.FolderIdParams,
+          querystring: S.UploadQuery,
+          response: { 201: Envelope(Type.Array(Type.Ref('FileDetail'))), ...errorResponses(400, 401, 404, 409, 413, 415, 507) },
+        },
       },
-    }, async (request, reply) => {
-      const principal = principalOf(request);
-      const uploaded: FileDetail[] = [];
-      const announced = announcedLength(request);
-      metrics.uploadStarted();
-      try {
-        for await (const part of request.parts()) {
-          if (part.type !== 'file') continue;
-          if (!part.filename) throw new AppError('MISSING_FILE_NAME');
-          uploaded.push(
-            await files.uploadOne(principal, request.params.folderId, {
-              name: part.filename,
-              contentType: normalizeContentType(part.mimetype),
-              // Whole when small (then kept in the database, see the content core, src/content/), else streamed.
-              body: await readWholeUpTo(part.file, WHOLE_BODY_BYTES),
-              // A part holds at most what the request announced less the parts before it (one per request from the web app).
-              atMostBytes: announced === undefined ? undefined : announced - uploaded.reduce((sum, file) => sum + file.size, 0),
-              onConflict: request.query.onConflict ?? 'version',
-            }),
-          );
+      async (request, reply) => {
+        const principal = principalOf(request);
+        const uploaded: FileDetail[] = [];
+        const announced = announcedLength(request);
+        metrics.uploadStarted();
+        try {
+          for await (const part of request.parts()) {
+            if (part.type !== 'file') continue;
+            if (!part.filename) throw new AppError('MISSING_FILE_NAME');
+            uploaded.push(
+              await files.uploadOne(principal, request.params.folderId, {
+                name: part.filename,
+                contentType: normalizeContentType(part.mimetype),
+                // Whole when small (then kept in the database, see the content core, src/content/), else streamed.
+                body: await readWholeUpTo(part.file, WHOLE_BODY_BYTES),
+                // A part holds at most what the request announced less the parts before it (one per request from the web app).
+                atMostBytes: announced === undefined ? undefined : announced - uploaded.reduce((sum, file) => sum + file.size, 0),
+                onConflict: request.query.onConflict ?? 'version',
+              }),
+            );
+          }
+          if (uploaded.length === 0) throw new AppError('NO_FILE_IN_UPLOAD');
+        } catch (error) {
+          // One request, one outcome: a later part failing takes back the parts already stored.
+          for (const done of uploaded.reverse()) {
+            await files
+              .undoUpload(principal, done)
+              .catch((undoError) => request.log.error({ err: undoError }, 'could not take back an upload'));
+          }
+          throw error;
+        } finally {
+          metrics.uploadEnded();
         }
-        if (uploaded.length === 0) throw new AppError('NO_FILE_IN_UPLOAD');
-      } catch (error) {
-        // One request, one outcome: a later part failing takes back the parts already stored.
-        for (const done of uploaded.reverse()) {
-          await files.undoUpload(principal, done).catch((undoError) => request.log.error({ err: undoError }, 'could not take back an upload'));
-        }
-        throw error;
-      } finally {
-        metrics.uploadEnded();
-      }
-      metrics.recordUploadedBytes(uploaded.reduce((sum, file) => sum + file.size, 0));
-      reply.code(201);
-      return envelope(uploaded, 201, `${uploaded.length} file(s) uploaded`);
-    });
-
+        metrics.recordUploadedBytes(uploaded.reduce((sum, file) => sum + file.size, 0));
+        reply.code(201);
+        return envelope(uploaded, 201, `${uploaded.length} file(s) uploaded`);
+      },
+    );
   };
 }
 
@@ -133,165 +139,245 @@ function rawUpload(files: FileService, metrics: Metrics): FastifyPluginAsync {
     scope.removeAllContentTypeParsers();
     // The body is streamed by the handler itself, whatever its type.
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    scope.put('/files/upload/:folderId', {
-      config: { streamedBody: true },
-      schema: {
-        tags,
-        summary: 'Upload one file from the raw request body',
-        description: 'For scripts: `curl -T report.pdf "…/files/upload/{folderId}?name=report.pdf"`. The Content-Type header becomes the file\'s type.',
-        params: S.FolderIdParams,
-        querystring: S.RawUploadQuery,
-        response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 413, 507) },
+    scope.put(
+      '/files/upload/:folderId',
+      {
+        config: { streamedBody: true },
+        schema: {
+          tags,
+          summary: 'Upload one file from the raw request body',
+          description:
+            'For scripts: `curl -T report.pdf "…/files/upload/{folderId}?name=report.pdf"`. The Content-Type header becomes the file\'s type.',
+          params: S.FolderIdParams,
+          querystring: S.RawUploadQuery,
+          response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 413, 507) },
+        },
       },
-    }, async (request, reply) => {
-      // Active from the first byte: a body of unknown length is read (up to 64 KiB) before it is stored.
-      metrics.uploadStarted();
-      const detail = await rawBody(request)
-        .then((body) =>
-          files.uploadOne(principalOf(request), request.params.folderId, {
-            name: request.query.name,
-            contentType: normalizeContentType(request.headers['content-type']),
-            body,
-            // Node's HTTP parser copies each body chunk into memory of its own (node_http_parser's
-            // on_body), and only this handler reads the request: the native engine reads a streamed
-            // body's chunks in place and frees them once sealed (test/http/body-chunks.test.ts
-            // guards the assumption). Not so for a request built another way (Fastify's
-            // inject pushes the caller's own buffers), nor for a multipart part (views of busboy's).
-            bodyOwnsChunks: body === request.raw && request.raw instanceof IncomingMessage,
-            // A streamed body of announced length is held against the quota at once.
-            announcedBytes: body === request.raw ? announcedLength(request) : undefined,
-            onConflict: request.query.onConflict ?? 'version',
-          }),
-        )
-        .finally(() => metrics.uploadEnded());
-      metrics.recordUploadedBytes(detail.size);
-      reply.code(201);
-      return envelope(detail, 201, 'File uploaded');
-    });
-
+      async (request, reply) => {
+        // Active from the first byte: a body of unknown length is read (up to 64 KiB) before it is stored.
+        metrics.uploadStarted();
+        const detail = await rawBody(request)
+          .then((body) =>
+            files.uploadOne(principalOf(request), request.params.folderId, {
+              name: request.query.name,
+              contentType: normalizeContentType(request.headers['content-type']),
+              body,
+              // Node's HTTP parser copies each body chunk into memory of its own (node_http_parser's
+              // on_body), and only this handler reads the request: the native engine reads a streamed
+              // body's chunks in place and frees them once sealed (test/http/body-chunks.test.ts
+              // guards the assumption). Not so for a request built another way (Fastify's
+              // inject pushes the caller's own buffers), nor for a multipart part (views of busboy's).
+              bodyOwnsChunks: body === request.raw && request.raw instanceof IncomingMessage,
+              // A streamed body of announced length is held against the quota at once.
+              announcedBytes: body === request.raw ? announcedLength(request) : undefined,
+              onConflict: request.query.onConflict ?? 'version',
+            }),
+          )
+          .finally(() => metrics.uploadEnded());
+        metrics.recordUploadedBytes(detail.size);
+        reply.code(201);
+        return envelope(detail, 201, 'File uploaded');
+      },
+    );
   };
 }
 
-/** A file's details, its settings, its content, and the files of a folder. */
-function itemRoutes(app: App, files: FileService, metrics: Metrics): void {
-  app.get('/files/details/:fileId', {
-    schema: { tags, summary: 'File details', params: S.FileIdParams, response: { 200: Type.Ref('FileDetail'), ...errorResponses(400, 401, 404) } },
-  }, async (request) => files.details(principalOf(request), request.params.fileId));
-
-  app.put('/files/update/:fileId', {
-    schema: {
-      tags,
-      summary: 'Rename a file, set its visibility and retention',
-      description: 'A retention period sets `retainUntil` = now + period; it can be extended, never shortened (409).',
-      params: S.FileIdParams,
-      body: S.UpdateFileBody,
-      response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+/** A file's details and settings. */
+function itemRoutes(app: App, files: FileService): void {
+  app.get(
+    '/files/details/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'File details',
+        params: S.FileIdParams,
+        response: { 200: Type.Ref('FileDetail'), ...errorResponses(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    await files.update(principalOf(request), request.params.fileId, request.body);
-    return {};
-  });
-
-  app.get('/files/download/:fileId', {
-    schema: {
-      tags,
-      summary: 'Download a file (or one version), with Range support',
-      params: S.FileIdParams,
-      querystring: S.DownloadQuery,
-      response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 416) },
-    },
-  }, async (request, reply) =>
-    sendDownload(reply, await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId }), metrics),
+    async (request) => files.details(principalOf(request), request.params.fileId),
   );
 
-  app.get('/files/public/:hashName', {
-    config: { public: true },
-    schema: {
-      tags,
-      summary: 'Download a public file',
-      description: 'No token needed for a file whose visibility is `public`.',
-      security: [],
-      params: S.HashNameParams,
-      response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 404, 416) },
+  app.put(
+    '/files/update/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Rename a file, set its visibility and retention',
+        description: 'A retention period sets `retainUntil` = now + period; it can be extended, never shortened (409).',
+        params: S.FileIdParams,
+        body: S.UpdateFileBody,
+        response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+      },
     },
-  }, async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName), metrics));
+    async (request) => {
+      await files.update(principalOf(request), request.params.fileId, request.body);
+      return {};
+    },
+  );
+}
 
-  app.get('/files/list/:folderId', {
-    schema: {
-      tags,
-      summary: 'List the files of a folder',
-      params: S.FolderIdParams,
-      querystring: S.ListQuery,
-      response: { 200: Envelope(S.FilePage), ...errorResponses(400, 401, 403, 404) },
+/** A file's content (its own, one of its versions, or a public file's) and the files of a folder. */
+function contentRoutes(app: App, files: FileService, metrics: Metrics): void {
+  app.get(
+    '/files/download/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Download a file (or one version), with Range support',
+        params: S.FileIdParams,
+        querystring: S.DownloadQuery,
+        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 416) },
+      },
     },
-  }, async (request) => envelope(await files.list(principalOf(request), request.params.folderId, request.query)));
+    async (request, reply) =>
+      sendDownload(
+        reply,
+        await files.download(principalOf(request), request.params.fileId, { versionId: request.query.versionId }),
+        metrics,
+      ),
+  );
+
+  app.get(
+    '/files/public/:hashName',
+    {
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Download a public file',
+        description: 'No token needed for a file whose visibility is `public`.',
+        security: [],
+        params: S.HashNameParams,
+        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 404, 416) },
+      },
+    },
+    async (request, reply) => sendDownload(reply, await files.publicDownload(request.params.hashName), metrics),
+  );
+
+  app.get(
+    '/files/list/:folderId',
+    {
+      schema: {
+        tags,
+        summary: 'List the files of a folder',
+        params: S.FolderIdParams,
+        querystring: S.ListQuery,
+        response: { 200: Envelope(S.FilePage), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => envelope(await files.list(principalOf(request), request.params.folderId, request.query)),
+  );
 }
 
 /** Where a file is: moves, copies, the trash. */
 function placeRoutes(app: App, files: FileService): void {
-  app.post('/files/move/:fileId', {
-    schema: { tags, summary: 'Move (and optionally rename) a file', params: S.FileIdParams, body: S.MoveFileBody, response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409) } },
-  }, async (request) => envelope(await files.move(principalOf(request), request.params.fileId, request.body)));
-
-  app.post('/files/copy/:fileId', {
-    schema: {
-      tags,
-      summary: 'Copy a file',
-      description: 'The copy shares the stored content (no bytes are copied) and counts towards the quota.',
-      params: S.FileIdParams,
-      body: S.MoveFileBody,
-      response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 507) },
+  app.post(
+    '/files/move/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Move (and optionally rename) a file',
+        params: S.FileIdParams,
+        body: S.MoveFileBody,
+        response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409) },
+      },
     },
-  }, async (request, reply) => {
-    const detail = await files.copy(principalOf(request), request.params.fileId, request.body);
-    reply.code(201);
-    return envelope(detail, 201, 'File copied');
-  });
+    async (request) => envelope(await files.move(principalOf(request), request.params.fileId, request.body)),
+  );
 
-  app.delete('/files/delete/:fileId', {
-    schema: {
-      tags,
-      summary: 'Delete a file (to the trash, or for good)',
-      description: '`trash` = `soft` (default) or `hard`, in the JSON body or the query string. A retained file cannot be hard-deleted (409).',
-      params: S.FileIdParams,
-      querystring: S.TrashQuery,
-      response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+  app.post(
+    '/files/copy/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Copy a file',
+        description: 'The copy shares the stored content (no bytes are copied) and counts towards the quota.',
+        params: S.FileIdParams,
+        body: S.MoveFileBody,
+        response: { 201: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 507) },
+      },
     },
-  }, async (request) => {
-    await files.remove(principalOf(request), request.params.fileId, trashMode(request.body, request.query));
-    return {};
-  });
+    async (request, reply) => {
+      const detail = await files.copy(principalOf(request), request.params.fileId, request.body);
+      reply.code(201);
+      return envelope(detail, 201, 'File copied');
+    },
+  );
 
-  app.post('/files/restore/:fileId', {
-    schema: { tags, summary: 'Restore a file from the trash', params: S.FileIdParams, response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409) } },
-  }, async (request) => envelope(await files.restore(principalOf(request), request.params.fileId)));
+  app.delete(
+    '/files/delete/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a file (to the trash, or for good)',
+        description:
+          '`trash` = `soft` (default) or `hard`, in the JSON body or the query string. A retained file cannot be hard-deleted (409).',
+        params: S.FileIdParams,
+        querystring: S.TrashQuery,
+        response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => {
+      await files.remove(principalOf(request), request.params.fileId, trashMode(request.body, request.query));
+      return {};
+    },
+  );
+
+  app.post(
+    '/files/restore/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Restore a file from the trash',
+        params: S.FileIdParams,
+        response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => envelope(await files.restore(principalOf(request), request.params.fileId)),
+  );
 }
 
 /** The versions of a file. */
 function versionRoutes(app: App, files: FileService): void {
-  app.get('/files/versions/:fileId', {
-    schema: { tags, summary: 'Versions of a file, newest first', params: S.FileIdParams, response: { 200: Envelope(Type.Array(S.Version)), ...errorResponses(400, 401, 404) } },
-  }, async (request) => envelope(await files.versions(principalOf(request), request.params.fileId)));
-
-  app.post('/files/versions/:fileId/:versionId/restore', {
-    schema: {
-      tags,
-      summary: 'Make an old version current again',
-      description: 'Adds a new version with that content (sharing its stored bytes).',
-      params: S.VersionParams,
-      response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 507) },
+  app.get(
+    '/files/versions/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Versions of a file, newest first',
+        params: S.FileIdParams,
+        response: { 200: Envelope(Type.Array(S.Version)), ...errorResponses(400, 401, 404) },
+      },
     },
-  }, async (request) => envelope(await files.restoreVersion(principalOf(request), request.params.fileId, request.params.versionId)));
+    async (request) => envelope(await files.versions(principalOf(request), request.params.fileId)),
+  );
 
-  app.delete('/files/versions/:fileId/:versionId', {
-    schema: {
-      tags,
-      summary: 'Delete an old version for good',
-      params: S.VersionParams,
-      response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+  app.post(
+    '/files/versions/:fileId/:versionId/restore',
+    {
+      schema: {
+        tags,
+        summary: 'Make an old version current again',
+        description: 'Adds a new version with that content (sharing its stored bytes).',
+        params: S.VersionParams,
+        response: { 200: Envelope(Type.Ref('FileDetail')), ...errorResponses(400, 401, 404, 409, 507) },
+      },
     },
-  }, async (request) => {
-    await files.deleteVersion(principalOf(request), request.params.fileId, request.params.versionId);
-    return {};
-  });
+    async (request) => envelope(await files.restoreVersion(principalOf(request), request.params.fileId, request.params.versionId)),
+  );
+
+  app.delete(
+    '/files/versions/:fileId/:versionId',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an old version for good',
+        params: S.VersionParams,
+        response: { 200: EmptyObject, ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request) => {
+      await files.deleteVersion(principalOf(request), request.params.fileId, request.params.versionId);
+      return {};
+    },
+  );
 }

@@ -50,7 +50,10 @@ export type Version = Static<typeof Version>;
 
 export const FileIdParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }) });
 export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
-export const VersionParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }), versionId: Type.String({ pattern: idPattern('ver') }) });
+export const VersionParams = Type.Object({
+  fileId: Type.String({ pattern: idPattern('fil') }),
+  versionId: Type.String({ pattern: idPattern('ver') }),
+});
 export const HashNameParams = Type.Object({ hashName: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$' }) });
 
 const OnConflict = Type.Union([Type.Literal('version'), Type.Literal('rename'), Type.Literal('fail')], {

@@ -13,7 +13,23 @@ import { deleteVersion, restoreVersion, versions } from './versions.use-case.js'
  * it, one per context (see onePerContext).
  */
 export const fileService = onePerContext((ctx) =>
-  bindContext(ctx, { uploadOne, undoUpload, details, update, list, download, publicDownload, linkDownload, move, copy, remove, restore, versions, restoreVersion, deleteVersion }),
+  bindContext(ctx, {
+    uploadOne,
+    undoUpload,
+    details,
+    update,
+    list,
+    download,
+    publicDownload,
+    linkDownload,
+    move,
+    copy,
+    remove,
+    restore,
+    versions,
+    restoreVersion,
+    deleteVersion,
+  }),
 );
 
 export type FileService = ReturnType<typeof fileService>;

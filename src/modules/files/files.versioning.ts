@@ -9,7 +9,14 @@ import * as repo from './files.repository.js';
 import { fileKeyOf } from './files.tree.js';
 
 /** The rows of a new file in `folder` and of its first version, with a new file key wrapped by the folder's. */
-export function newFileRows(folder: FolderRow, parentKey: Buffer, name: string, contentType: string, stored: StoredContent, now: string): { file: FileRow; version: FileVersionRow } {
+export function newFileRows(
+  folder: FolderRow,
+  parentKey: Buffer,
+  name: string,
+  contentType: string,
+  stored: StoredContent,
+  now: string,
+): { file: FileRow; version: FileVersionRow } {
   const fileId = newId('fil');
   const versionId = newId('ver');
   const fileKey = newChildKey(parentKey, fileId);
@@ -52,7 +59,14 @@ function versionRow(id: string, fileId: string, fileKey: Buffer, stored: StoredC
 }
 
 /** A new current version of a live file (its bytes already stored and the quota reserved); the file as it now is. */
-export async function addVersion(ctx: AppContext, trx: DbOrTrx, file: FileRow, stored: StoredContent, contentType: string, now: string): Promise<FileRow> {
+export async function addVersion(
+  ctx: AppContext,
+  trx: DbOrTrx,
+  file: FileRow,
+  stored: StoredContent,
+  contentType: string,
+  now: string,
+): Promise<FileRow> {
   const versionId = newId('ver');
   await repo.insertVersions(trx, [versionRow(versionId, file.id, await fileKeyOf(ctx, trx, file), stored, contentType, now)]);
   return setCurrentVersion(trx, file, { id: versionId, size: stored.size, checksum: stored.checksum, contentType }, now);

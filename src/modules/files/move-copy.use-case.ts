@@ -27,7 +27,13 @@ export async function move(ctx: AppContext, principal: Principal, fileId: string
     await assertNameFree(trx, target.id, name);
     const keyWrapped = target.id === file.folder_id ? file.key_wrapped : await rewrapForFolder(ctx, trx, file, target.id);
     await detachFile(trx, file);
-    await repo.updateFile(trx, file.id, { folder_id: target.id, bucket_id: target.bucket_id, name, key_wrapped: keyWrapped, updated_at: nowIso() });
+    await repo.updateFile(trx, file.id, {
+      folder_id: target.id,
+      bucket_id: target.bucket_id,
+      name,
+      key_wrapped: keyWrapped,
+      updated_at: nowIso(),
+    });
     await attachFile(trx, file, target.id);
   });
   return details(ctx, principal, fileId);

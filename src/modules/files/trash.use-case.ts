@@ -18,7 +18,13 @@ export async function remove(ctx: AppContext, principal: Principal, fileId: stri
 }
 
 /** Deletes a file, the caller holding `action` on it. A file under retention is never deleted for good. */
-export async function removeAs(ctx: AppContext, principal: Principal, fileId: string, mode: 'soft' | 'hard', action: Action): Promise<void> {
+export async function removeAs(
+  ctx: AppContext,
+  principal: Principal,
+  fileId: string,
+  mode: 'soft' | 'hard',
+  action: Action,
+): Promise<void> {
   await mutateTrees(ctx, { files: [fileId] }, async (trx) => {
     const file = await loadFileFor(trx, principal, fileId, action);
     const now = nowIso();
@@ -28,7 +34,8 @@ export async function removeAs(ctx: AppContext, principal: Principal, fileId: st
       await repo.updateFile(trx, file.id, { trash_batch: file.id, deleted_at: now });
       return;
     }
-    if (file.retain_until && file.retain_until > now) throw new AppError('RETENTION_ACTIVE', `The file is retained until ${file.retain_until}`);
+    if (file.retain_until && file.retain_until > now)
+      throw new AppError('RETENTION_ACTIVE', `The file is retained until ${file.retain_until}`);
     await detachFile(trx, file);
     await purgeFiles(trx, [{ id: file.id, owner_id: file.owner_id, versions_bytes: Number(file.versions_bytes) }], now);
   });
@@ -44,7 +51,14 @@ export async function restore(ctx: AppContext, principal: Principal, fileId: str
     await detachFile(trx, file);
     const name = await freeItemName(trx, targetId, file.name, 'restored', true);
     const keyWrapped = targetId === file.folder_id ? file.key_wrapped : await rewrapForFolder(ctx, trx, file, targetId);
-    await repo.updateFile(trx, file.id, { folder_id: targetId, name, key_wrapped: keyWrapped, trash_batch: '', deleted_at: null, updated_at: nowIso() });
+    await repo.updateFile(trx, file.id, {
+      folder_id: targetId,
+      name,
+      key_wrapped: keyWrapped,
+      trash_batch: '',
+      deleted_at: null,
+      updated_at: nowIso(),
+    });
     await attachFile(trx, file, targetId);
   });
   return details(ctx, principal, fileId);

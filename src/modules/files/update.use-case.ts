@@ -25,12 +25,21 @@ export async function update(ctx: AppContext, principal: Principal, fileId: stri
     requireLiveFile(file);
     if (name !== file.name) await assertNameFree(trx, file.folder_id, name);
     const now = nowIso();
-    await repo.updateFile(trx, file.id, { name, visibility: input.visibility, ...retentionChange(file, input.retentionPeriod, now), updated_at: now });
+    await repo.updateFile(trx, file.id, {
+      name,
+      visibility: input.visibility,
+      ...retentionChange(file, input.retentionPeriod, now),
+      updated_at: now,
+    });
   });
 }
 
 /** The columns a new retention period sets, refused when it would end before the one in force. */
-function retentionChange(file: FileRow, period: UpdateFileBody['retentionPeriod'], now: string): Partial<Pick<FileRow, 'retention_period' | 'retain_until'>> {
+function retentionChange(
+  file: FileRow,
+  period: UpdateFileBody['retentionPeriod'],
+  now: string,
+): Partial<Pick<FileRow, 'retention_period' | 'retain_until'>> {
   if (!period) return {};
   const retainUntil = isoPlus(now, retentionDays(period) * DAY_MS);
   if (file.retain_until && file.retain_until > retainUntil) {

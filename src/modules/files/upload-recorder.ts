@@ -81,14 +81,23 @@ async function recordNewFiles(ctx: AppContext, trx: DbOrTrx, uploads: StoredUplo
   const ownerId = uploads[0].folder.owner_id;
   // First, as in recordUpload: the holds' rows, then the reservation, which takes the owner's
   // row lock, the tree lock, and turns what the uploads held into used bytes.
-  const holds = await deleteHolds(trx, uploads.flatMap((upload) => (upload.holdId ? [upload.holdId] : [])));
+  const holds = await deleteHolds(
+    trx,
+    uploads.flatMap((upload) => (upload.holdId ? [upload.holdId] : [])),
+  );
   await reserveQuota(trx, ownerId, sum(uploads.map((upload) => upload.stored.size)), ctx.config, sum(holds.values()));
   const now = nowIso();
   const rows = await newFilesUnderFreeNames(trx, uploads, now);
   const leftOut = uploads.filter((upload) => !rows.has(upload));
   await releaseBytes(trx, ownerId, sum(leftOut.map((upload) => upload.stored.size)));
   // Still in flight: recordUpload takes them one by one, their bytes held meanwhile.
-  await restoreHolds(trx, ownerId, new Map(leftOut.flatMap((upload) => (upload.holdId && holds.has(upload.holdId) ? [[upload.holdId, holds.get(upload.holdId)!] as const] : []))));
+  await restoreHolds(
+    trx,
+    ownerId,
+    new Map(
+      leftOut.flatMap((upload) => (upload.holdId && holds.has(upload.holdId) ? [[upload.holdId, holds.get(upload.holdId)!] as const] : [])),
+    ),
+  );
   if (rows.size === 0) return new Map();
   // Its lists grow with the group, over tables that grow with every upload: planned each time.
   await writeAll(trx, ctx.database.capabilities.writesInOneStatement, newFilesWrites(ctx, trx, rows, now), { plannedEachTime: true });
@@ -97,7 +106,11 @@ async function recordNewFiles(ctx: AppContext, trx: DbOrTrx, uploads: StoredUplo
 }
 
 /** The rows of the uploads of a group that make new files under free names in folders still live and granted. */
-async function newFilesUnderFreeNames(trx: DbOrTrx, uploads: StoredUpload[], now: string): Promise<Map<StoredUpload, { file: FileRow; version: FileVersionRow }>> {
+async function newFilesUnderFreeNames(
+  trx: DbOrTrx,
+  uploads: StoredUpload[],
+  now: string,
+): Promise<Map<StoredUpload, { file: FileRow; version: FileVersionRow }>> {
   const rows = new Map<StoredUpload, { file: FileRow; version: FileVersionRow }>();
   for (const [folderId, inFolder] of groupBy(uploads, (upload) => upload.folder.id)) {
     const found = await repo.findFolderWithNamesTaken(trx, folderId, [...new Set(inFolder.map((upload) => upload.name))]);
@@ -114,14 +127,32 @@ async function newFilesUnderFreeNames(trx: DbOrTrx, uploads: StoredUpload[], now
 }
 
 /** The writes recording new files: their blobs, files and versions, and one aggregate update per folder. */
-function newFilesWrites(ctx: AppContext, trx: DbOrTrx, rows: Map<StoredUpload, { file: FileRow; version: FileVersionRow }>, now: string): Write[] {
+function newFilesWrites(
+  ctx: AppContext,
+  trx: DbOrTrx,
+  rows: Map<StoredUpload, { file: FileRow; version: FileVersionRow }>,
+  now: string,
+): Write[] {
   const recorded = [...rows.values()];
   const writes: Write[] = [
-    ...ctx.content.recordWrites(trx, [...rows.keys()].map((upload) => upload.stored), now),
-    repo.insertFilesWrite(trx, recorded.map((row) => row.file)),
-    repo.insertVersionsWrite(trx, recorded.map((row) => row.version)),
+    ...ctx.content.recordWrites(
+      trx,
+      [...rows.keys()].map((upload) => upload.stored),
+      now,
+    ),
+    repo.insertFilesWrite(
+      trx,
+      recorded.map((row) => row.file),
+    ),
+    repo.insertVersionsWrite(
+      trx,
+      recorded.map((row) => row.version),
+    ),
   ];
-  for (const [folderId, files] of groupBy(recorded.map((row) => row.file), (file) => file.folder_id)) {
+  for (const [folderId, files] of groupBy(
+    recorded.map((row) => row.file),
+    (file) => file.folder_id,
+  )) {
     const count = files.length;
     const bytes = files.reduce((total, file) => total + file.size, 0);
     writes.push(adjustChainWrite(folderId, '', 1, { folders: 0, files: count, bytes }, { folders: 0, files: count }));
@@ -167,7 +198,12 @@ async function recordUpload(ctx: AppContext, trx: DbOrTrx, upload: StoredUpload)
 }
 
 /** Records a new file's rows, with `blobStored` (the blob's row, see newBlobsWrites) in the same statement where possible. */
-async function insertNewFile(ctx: AppContext, trx: DbOrTrx, rows: { file: FileRow; version: FileVersionRow }, blobStored: Write[]): Promise<FileRow> {
+async function insertNewFile(
+  ctx: AppContext,
+  trx: DbOrTrx,
+  rows: { file: FileRow; version: FileVersionRow },
+  blobStored: Write[],
+): Promise<FileRow> {
   await writeAll(trx, ctx.database.capabilities.writesInOneStatement, [
     ...blobStored,
     repo.insertFilesWrite(trx, [rows.file]),

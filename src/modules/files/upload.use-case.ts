@@ -52,7 +52,16 @@ export async function uploadOne(ctx: AppContext, principal: Principal, folderId:
     await holdAhead(ctx, hold, input);
     const limits = { maxBytes: config.maxUploadBytes, inlineMaxBytes: config.inlineBlobBytes, hold: hold.cover };
     const stored = await ctx.content.store(input.body, limits, { sourceOwnsChunks: input.bodyOwnsChunks });
-    const upload = { principal, folder, parentKey, name, contentType: input.contentType, onConflict: input.onConflict, stored, holdId: hold.recordId };
+    const upload = {
+      principal,
+      folder,
+      parentKey,
+      name,
+      contentType: input.contentType,
+      onConflict: input.onConflict,
+      stored,
+      holdId: hold.recordId,
+    };
     const recorded = await recordStored(ctx, upload);
     hold.recorded();
     return recorded;
@@ -63,7 +72,11 @@ export async function uploadOne(ctx: AppContext, principal: Principal, folderId:
 }
 
 /** What a streamed body announces is held before it is read: one step instead of growing ones. */
-async function holdAhead(ctx: AppContext, hold: UploadHold, input: Pick<UploadInput, 'body' | 'announcedBytes' | 'atMostBytes'>): Promise<void> {
+async function holdAhead(
+  ctx: AppContext,
+  hold: UploadHold,
+  input: Pick<UploadInput, 'body' | 'announcedBytes' | 'atMostBytes'>,
+): Promise<void> {
   const max = ctx.config.maxUploadBytes;
   if (Buffer.isBuffer(input.body)) return;
   const announced = input.announcedBytes;
@@ -124,7 +137,8 @@ export async function undoUpload(ctx: AppContext, principal: Principal, uploaded
       updated_at: now,
     });
     const delta = Number(previous.size) - Number(current.size);
-    if (delta !== 0 && file.trash_batch === '') await adjustChain(trx, file.folder_id, '', 1, { folders: 0, files: 0, bytes: delta }, { folders: 0, files: 0 });
+    if (delta !== 0 && file.trash_batch === '')
+      await adjustChain(trx, file.folder_id, '', 1, { folders: 0, files: 0, bytes: delta }, { folders: 0, files: 0 });
     await releaseBytes(trx, file.owner_id, Number(current.size));
   });
 }

@@ -57,7 +57,8 @@ export async function deleteVersion(ctx: AppContext, principal: Principal, fileI
     if (!version) throw new AppError('VERSION_NOT_FOUND');
     if (version.id === file.current_version_id) throw new AppError('VERSION_IS_CURRENT');
     const now = nowIso();
-    if (file.retain_until && file.retain_until > now) throw new AppError('RETENTION_ACTIVE', `The file is retained until ${file.retain_until}`);
+    if (file.retain_until && file.retain_until > now)
+      throw new AppError('RETENTION_ACTIVE', `The file is retained until ${file.retain_until}`);
     await repo.deleteVersion(trx, version.id);
     await adjustBlobRefs(trx, [version.blob_id], -1, now);
     await repo.updateFile(trx, file.id, {

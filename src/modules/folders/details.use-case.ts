@@ -39,10 +39,18 @@ async function detailRows(ctx: AppContext, folderId: string): Promise<repo.Folde
 }
 
 /** Builds the detail object; `recordAccess` marks a read by a user. */
-async function toDetail(ctx: AppContext, principal: Principal, rows: repo.FolderDetailRows, options: { recordAccess?: boolean } = {}): Promise<FolderDetail> {
+async function toDetail(
+  ctx: AppContext,
+  principal: Principal,
+  rows: repo.FolderDetailRows,
+  options: { recordAccess?: boolean } = {},
+): Promise<FolderDetail> {
   const row = rows.folder;
   const ancestors = await visibleAncestors(ctx, principal, row, rows.ancestors);
-  const names = ancestors.filter((a) => !a.is_root).map((a) => a.name).reverse();
+  const names = ancestors
+    .filter((a) => !a.is_root)
+    .map((a) => a.name)
+    .reverse();
   if (!row.is_root) names.push(row.name);
   let lastAccessAt = row.last_access_at;
   if (options.recordAccess) lastAccessAt = await recordAccess(ctx, row);
@@ -75,7 +83,12 @@ async function toDetail(ctx: AppContext, principal: Principal, rows: repo.Folder
 }
 
 /** The ancestors (nearest first) the principal may learn of: a grantee's stop below the highest folder shared with them. */
-async function visibleAncestors(ctx: AppContext, principal: Principal, row: repo.FolderWithLocation, ancestors: repo.AncestorRow[]): Promise<repo.AncestorRow[]> {
+async function visibleAncestors(
+  ctx: AppContext,
+  principal: Principal,
+  row: repo.FolderWithLocation,
+  ancestors: repo.AncestorRow[],
+): Promise<repo.AncestorRow[]> {
   if (row.owner_id === principal.userId) return ancestors;
   const seen = await visibleChainLength(ctx.db, principal, row.owner_id, [row.id, ...ancestors.map((a) => a.id)]);
   return ancestors.slice(0, Math.max(0, seen - 1));

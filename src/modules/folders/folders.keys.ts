@@ -5,7 +5,7 @@ import { openChildKey } from '../../crypto/keyring.js';
 import type { DbOrTrx } from '../../db/database.js';
 import type { FolderRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
-import { findFolderWithKeyChain, keyChain, type KeyChain } from './folders.repository.js';
+import { findFolderWithKeyChain, keyChain, type KeyChain } from './key-chain.repository.js';
 
 /** Unwraps a folder's key: master → bucket → root folder → … → the folder. */
 export async function folderKey(db: DbOrTrx, keyring: Keyring, folderId: string): Promise<Buffer> {
@@ -27,7 +27,12 @@ export function unwrapKeyChain(keyring: Keyring, chain: KeyChain): Buffer {
  * As loadFolderFor (access.ts), with the folder's key chain read in the same statement (see
  * findFolderWithKeyChain): unknown, forbidden and hidden folders are all 404.
  */
-export async function loadFolderWithKeyChainFor(db: DbOrTrx, principal: Principal, folderId: string, action: Action): Promise<{ folder: FolderRow; chain: KeyChain }> {
+export async function loadFolderWithKeyChainFor(
+  db: DbOrTrx,
+  principal: Principal,
+  folderId: string,
+  action: Action,
+): Promise<{ folder: FolderRow; chain: KeyChain }> {
   const found = await findFolderWithKeyChain(db, folderId);
   if (!found || !(await mayActOnFolder(db, principal, found.folder, action))) throw new AppError('FOLDER_NOT_FOUND');
   return found;

@@ -21,7 +21,8 @@ export const folderReads = onePerContext((ctx: AppContext) => {
     /** The details rows of a folder, read with the turn's other reads. */
     details: (id: string): Promise<FolderDetailRows | undefined> => detailReads.submit('details', id),
     /** A folder row: read with the turn's other reads, unless inside a transaction (which must read its own). */
-    folder: (target: DbOrTrx, id: string): Promise<FolderRow | undefined> => (target === ctx.db ? folderRows.submit('folders', id) : findFolder(target, id)),
+    folder: (target: DbOrTrx, id: string): Promise<FolderRow | undefined> =>
+      target === ctx.db ? folderRows.submit('folders', id) : findFolder(target, id),
   };
 });
 

@@ -20,7 +20,10 @@ export function findFolder(db: DbOrTrx, id: string): Promise<FolderRow | undefin
 }
 
 const foldersByIds = preparedQuery((db, p: { ids: string }) =>
-  db.selectFrom('folders').selectAll().where(sql<boolean>`id in (${jsonTextElements(db, sql`${p.ids}`)})`),
+  db
+    .selectFrom('folders')
+    .selectAll()
+    .where(sql<boolean>`id in (${jsonTextElements(db, sql`${p.ids}`)})`),
 );
 
 /** The rows of each of `ids` that exists, by id. */
@@ -31,12 +34,30 @@ export async function findFolders(db: DbOrTrx, ids: readonly string[]): Promise<
 
 /** The columns of a folder that its details show (a details request reads no others). */
 const DETAIL_COLUMNS = [
-  'id', 'bucket_id', 'owner_id', 'parent_id', 'name', 'visibility', 'hash_url', 'is_root', 'trash_batch', 'deleted_at',
-  'subtree_files', 'subtree_folders', 'subtree_bytes', 'last_access_at', 'created_at', 'updated_at',
+  'id',
+  'bucket_id',
+  'owner_id',
+  'parent_id',
+  'name',
+  'visibility',
+  'hash_url',
+  'is_root',
+  'trash_batch',
+  'deleted_at',
+  'subtree_files',
+  'subtree_folders',
+  'subtree_bytes',
+  'last_access_at',
+  'created_at',
+  'updated_at',
 ] as const satisfies readonly (keyof FolderRow)[];
 
 /** A folder's detail columns, with its datahub's location and how many users it is shared with. */
-export type FolderWithLocation = Pick<FolderRow, (typeof DETAIL_COLUMNS)[number]> & { location_name: string; location_code: string; shared_users: number };
+export type FolderWithLocation = Pick<FolderRow, (typeof DETAIL_COLUMNS)[number]> & {
+  location_name: string;
+  location_code: string;
+  shared_users: number;
+};
 
 /** The folder of a details response and its ancestors, nearest first. */
 export interface FolderDetailRows {
@@ -45,7 +66,12 @@ export interface FolderDetailRows {
 }
 
 type DetailChainRow = { [K in keyof FolderWithLocation]: FolderWithLocation[K] | null } & {
-  chain_start: string; chain_id: string; chain_name: string; chain_is_root: number; chain_trash_batch: string; chain_depth: number;
+  chain_start: string;
+  chain_id: string;
+  chain_name: string;
+  chain_is_root: number;
+  chain_trash_batch: string;
+  chain_depth: number;
 };
 
 /**
@@ -74,7 +100,15 @@ export async function findFolderDetails(db: DbOrTrx, ids: readonly string[]): Pr
   if (ids.length === 0) return found;
   // Ordered by start, then depth: each folder's own row comes first, then its ancestors, nearest first.
   for (const row of await folderDetails.execute(db, { ids: JSON.stringify(ids) })) {
-    const { chain_start: start, chain_id: id, chain_name: name, chain_is_root: isRoot, chain_trash_batch: trashBatch, chain_depth: depth, ...folder } = row;
+    const {
+      chain_start: start,
+      chain_id: id,
+      chain_name: name,
+      chain_is_root: isRoot,
+      chain_trash_batch: trashBatch,
+      chain_depth: depth,
+      ...folder
+    } = row;
     if (Number(depth) === 0) found.set(start, { folder: folder as FolderWithLocation, ancestors: [] });
     else found.get(start)?.ancestors.push({ id, name, is_root: Number(isRoot), trash_batch: trashBatch, depth: Number(depth) });
   }
@@ -138,7 +172,10 @@ export async function insertFolders(db: DbOrTrx, rows: NewFolder[]): Promise<voi
   // Chunks keep each statement under the engines' bound-parameter limits.
   const CHUNK = 500;
   for (let i = 0; i < rows.length; i += CHUNK) {
-    await db.insertInto('folders').values(rows.slice(i, i + CHUNK)).execute();
+    await db
+      .insertInto('folders')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
   }
 }
 
@@ -235,7 +272,13 @@ export async function adjustChain(
 }
 
 /** adjustChain as a write to run beside others (see write-batch.ts). */
-export function adjustChainWrite(parentId: string, trashBatch: string, sign: 1 | -1, contribution: Contribution, direct: { folders: number; files: number }) {
+export function adjustChainWrite(
+  parentId: string,
+  trashBatch: string,
+  sign: 1 | -1,
+  contribution: Contribution,
+  direct: { folders: number; files: number },
+) {
   const f = sign * contribution.folders;
   const n = sign * contribution.files;
   const b = sign * contribution.bytes;
@@ -323,69 +366,7 @@ export async function liveSubtree(db: DbOrTrx, rootId: string): Promise<FolderRo
 
 /** Trashed folders that were trashed on their own (the roots of trash batches) of one owner. */
 export function listTrashRoots(db: DbOrTrx, ownerId: string, bucketId?: string) {
-  let query = db
-    .selectFrom('folders')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .whereRef('trash_batch', '=', 'id')
-    .where(IN_TRASH);
+  let query = db.selectFrom('folders').selectAll().where('owner_id', '=', ownerId).whereRef('trash_batch', '=', 'id').where(IN_TRASH);
   if (bucketId) query = query.where('bucket_id', '=', bucketId);
   return query.orderBy('deleted_at', 'desc').execute();
 }
-
-export interface KeyChain {
-  bucketId: string;
-  bucketKeyWrapped: string;
-  /** The wrapped keys from the bucket's root folder down to the folder asked for. */
-  folders: { id: string; key_wrapped: string }[];
-}
-
-/** The recursive CTE `chain (id, parent_id, key_wrapped, bucket_id, depth)`: the folder `folderId` (depth 0) and its ancestors. */
-function keyChainCte(folderId: string) {
-  return sql`
-    with recursive chain (id, parent_id, key_wrapped, bucket_id, depth) as (
-      select id, parent_id, key_wrapped, bucket_id, 0 from folders where id = ${folderId}
-      union all
-      select f.id, f.parent_id, f.key_wrapped, f.bucket_id, chain.depth + 1 from folders f join chain on f.id = chain.parent_id
-    )`;
-}
-
-/** Everything needed to unwrap a folder's key from the master key, in one query (every upload runs it: built once). */
-const keyChainRows = preparedQuery(
-  (_db, p: { folderId: string }) => sql<{ id: string; key_wrapped: string; depth: number; bucket_id: string; bucket_key: string }>`
-    ${keyChainCte(p.folderId)}
-    select chain.id, chain.key_wrapped, chain.depth, chain.bucket_id, buckets.key_wrapped as bucket_key
-    from chain join buckets on buckets.id = chain.bucket_id
-    order by chain.depth desc
-  `,
-);
-
-export async function keyChain(db: DbOrTrx, folderId: string): Promise<KeyChain | undefined> {
-  const rows = await keyChainRows.execute(db, { folderId });
-  if (rows.length === 0) return undefined;
-  const root = rows[0];
-  return { bucketId: root.bucket_id, bucketKeyWrapped: root.bucket_key, folders: rows.map((r) => ({ id: r.id, key_wrapped: r.key_wrapped })) };
-}
-
-/**
- * A folder and its key chain in one statement (every upload reads both: on PostgreSQL one round
- * trip less), or undefined when the folder or its bucket does not exist.
- */
-export async function findFolderWithKeyChain(db: DbOrTrx, folderId: string): Promise<{ folder: FolderRow; chain: KeyChain } | undefined> {
-  const rows = await folderWithKeyChainRows.execute(db, { folderId });
-  if (rows.length === 0) return undefined;
-  const { chain_id: _id, chain_key_wrapped: _key, chain_bucket_id: bucketId, chain_bucket_key: bucketKeyWrapped, ...folder } = rows[rows.length - 1];
-  const chain = { bucketId, bucketKeyWrapped, folders: rows.map((r) => ({ id: r.chain_id, key_wrapped: r.chain_key_wrapped })) };
-  return { folder: folder as FolderRow, chain };
-}
-
-/** The key chain's rows, root first; the last (the folder's own) carries the folder's columns too. */
-const folderWithKeyChainRows = preparedQuery(
-  (_db, p: { folderId: string }) => sql<Partial<FolderRow> & { chain_id: string; chain_key_wrapped: string; chain_bucket_id: string; chain_bucket_key: string }>`
-    ${keyChainCte(p.folderId)}
-    select folder.*, chain.id as chain_id, chain.key_wrapped as chain_key_wrapped, chain.bucket_id as chain_bucket_id, buckets.key_wrapped as chain_bucket_key
-    from chain join buckets on buckets.id = chain.bucket_id
-    left join folders folder on chain.depth = 0 and folder.id = chain.id
-    order by chain.depth desc
-  `,
-);

@@ -5,7 +5,11 @@ import { NullableTimestamp, Timestamp, Visibility } from '../../http/schemas.js'
 
 // Ids in bodies are checked by the service, so a malformed one is INVALID_ID like in a path.
 const IdInBody = Type.String({ maxLength: 64, examples: ['fld_01jd3kq8m7c9x4v2b6n0p5r8st'] });
-const ItemName = Type.String({ maxLength: 1024, description: '1–255 UTF-8 bytes; no "/", no control characters, not "." or ".."', examples: ['Documents'] });
+const ItemName = Type.String({
+  maxLength: 1024,
+  description: '1–255 UTF-8 bytes; no "/", no control characters, not "." or ".."',
+  examples: ['Documents'],
+});
 
 export const FolderDetail = Type.Object(
   {
@@ -22,9 +26,14 @@ export const FolderDetail = Type.Object(
     ownerFolder: Type.Union([Type.Object({ userId: Type.String(), name: Type.String() }), Type.Null()], {
       description: 'null for your own folder; the owner for a folder shared with you',
     }),
-    displayPath: Type.String({ description: 'For a folder shared with you, from the highest folder shared with you', examples: ['/Documents/2026'] }),
+    displayPath: Type.String({
+      description: 'For a folder shared with you, from the highest folder shared with you',
+      examples: ['/Documents/2026'],
+    }),
     locationLabel: Type.String({ examples: ['Paris (fr-par)'] }),
-    parentId: Type.String({ description: '"" for the root folder, and for the highest folder shared with you (its parent is not yours to see)' }),
+    parentId: Type.String({
+      description: '"" for the root folder, and for the highest folder shared with you (its parent is not yours to see)',
+    }),
     parentName: Type.String({ description: '"" where parentId is ""' }),
     isRoot: Type.Boolean(),
     accessUrl: Type.String({ examples: ['/folders/details/fld_01jd3kq8m7c9x4v2b6n0p5r8st'] }),
@@ -66,7 +75,9 @@ export const PageQuery = {
 };
 export const SubfoldersQuery = Type.Object({
   ...PageQuery,
-  bucketId: Type.Optional(Type.String({ pattern: idPattern('bkt'), description: 'With `root`: the bucket whose root to list (default: your default bucket)' })),
+  bucketId: Type.Optional(
+    Type.String({ pattern: idPattern('bkt'), description: 'With `root`: the bucket whose root to list (default: your default bucket)' }),
+  ),
 });
 export type SubfoldersQuery = Static<typeof SubfoldersQuery>;
 export const ListQuery = Type.Object(PageQuery);

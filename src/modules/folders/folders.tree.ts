@@ -37,7 +37,13 @@ export async function attach(trx: DbOrTrx, folder: FolderRow, parentId: string):
  * Puts a folder under another parent: its key is re-wrapped by the new parent's key (one wrap,
  * whatever the subtree's size), and a move to another bucket carries the subtree along.
  */
-export async function reparent(ctx: AppContext, trx: DbOrTrx, folder: FolderRow, parentId: string, extra: { name?: string } = {}): Promise<void> {
+export async function reparent(
+  ctx: AppContext,
+  trx: DbOrTrx,
+  folder: FolderRow,
+  parentId: string,
+  extra: { name?: string } = {},
+): Promise<void> {
   if (parentId === folder.parent_id) {
     await updateFolder(trx, folder.id, { ...extra, updated_at: nowIso() });
     return;

@@ -13,7 +13,10 @@ export interface ChildPage<Row = FolderRow> {
 }
 
 /** What a listing item shows of a folder. */
-export type ListedFolder = Pick<FolderRow, 'id' | 'bucket_id' | 'parent_id' | 'hash_url' | 'name' | 'visibility' | 'trash_batch' | 'created_at' | 'updated_at' | 'deleted_at'>;
+export type ListedFolder = Pick<
+  FolderRow,
+  'id' | 'bucket_id' | 'parent_id' | 'hash_url' | 'name' | 'visibility' | 'trash_batch' | 'created_at' | 'updated_at' | 'deleted_at'
+>;
 
 /** A page of listing items as the database wrote them, one JSON text each (see json-text.ts). */
 export interface JsonItemPage {
@@ -73,7 +76,9 @@ function childrenQueries(live: boolean) {
   return {
     first: preparedQuery(children),
     after: preparedQuery((db, p: { parentId: string; trashBatch: string; take: number; afterName: string; afterId: string }) =>
-      children(db, p).where((eb) => eb.or([eb('name', '>', p.afterName), eb.and([eb('name', '=', p.afterName), eb('id', '>', p.afterId)])])),
+      children(db, p).where((eb) =>
+        eb.or([eb('name', '>', p.afterName), eb.and([eb('name', '=', p.afterName), eb('id', '>', p.afterId)])]),
+      ),
     ),
   };
 }
@@ -83,14 +88,12 @@ const trashedChildren = childrenQueries(false);
 
 /** One page of every live non-root folder of a bucket, in creation order. */
 export async function listBucketFolders(db: DbOrTrx, bucketId: string, page: { limit: number; afterId?: string }): Promise<ChildPage> {
-  let query = db
-    .selectFrom('folders')
-    .selectAll()
-    .where('bucket_id', '=', bucketId)
-    .where('trash_batch', '=', '')
-    .where('is_root', '=', 0);
+  let query = db.selectFrom('folders').selectAll().where('bucket_id', '=', bucketId).where('trash_batch', '=', '').where('is_root', '=', 0);
   if (page.afterId) query = query.where('id', '>', page.afterId);
-  const rows = await query.orderBy('id').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('id')
+    .limit(page.limit + 1)
+    .execute();
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
@@ -115,4 +118,3 @@ export async function displayPaths(db: DbOrTrx, ids: string[]): Promise<Map<stri
   }
   return paths;
 }
-

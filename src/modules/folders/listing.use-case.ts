@@ -48,7 +48,10 @@ export async function listBucket(ctx: AppContext, principal: Principal, bucketId
   const root = await repo.findFolder(db, bucket.root_folder_id!);
   const afterId = query.cursor ? String(decodeCursor(query.cursor, 1)[0]) : undefined;
   const page = await listBucketFolders(db, bucket.id, { limit: query.limit ?? DEFAULT_PAGE_SIZE, afterId });
-  const paths = await displayPaths(db, page.rows.map((r) => r.id));
+  const paths = await displayPaths(
+    db,
+    page.rows.map((r) => r.id),
+  );
   const last = page.rows[page.rows.length - 1];
   return {
     data: page.rows.map((row) => ({ ...listItem(row), displayPath: paths.get(row.id) ?? '/' })),

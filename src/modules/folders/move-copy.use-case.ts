@@ -78,7 +78,14 @@ async function copyName(trx: DbOrTrx, target: FolderRow, folder: FolderRow, requ
  * `target`. `ids` maps each source folder to its copy and `keys` each copy (and the target) to
  * its key: both are filled in here, for the files' copies.
  */
-function copiedRows(subtree: FolderRow[], target: FolderRow, name: string, ids: Map<string, string>, keys: Map<string, Buffer>, now: string): NewFolder[] {
+function copiedRows(
+  subtree: FolderRow[],
+  target: FolderRow,
+  name: string,
+  ids: Map<string, string>,
+  keys: Map<string, Buffer>,
+  now: string,
+): NewFolder[] {
   const top = subtree[0].id;
   return subtree.map((row) => {
     const id = ids.get(row.id) ?? newId('fld');
@@ -125,7 +132,10 @@ async function copyFilesOf(
   for (const row of subtree.slice(1)) sourceKeys.set(row.id, openChildKey(sourceKeys.get(row.parent_id!)!, row.key_wrapped, row.id));
   const CHUNK = 500;
   for (let i = 0; i < subtree.length; i += CHUNK) {
-    const files = await liveFilesOfFolders(trx, subtree.slice(i, i + CHUNK).map((f) => f.id));
+    const files = await liveFilesOfFolders(
+      trx,
+      subtree.slice(i, i + CHUNK).map((f) => f.id),
+    );
     if (files.length === 0) continue;
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     await reserveQuota(trx, target.owner_id, bytes, ctx.config);

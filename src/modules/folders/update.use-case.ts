@@ -19,7 +19,8 @@ export async function update(ctx: AppContext, principal: Principal, folderId: st
     if (ownersOnly && !(await mayActOnFolder(trx, principal, folder, 'manage'))) throw new AppError('FOLDER_NOT_FOUND');
     requireLive(folder);
     if (name !== undefined && name !== folder.name) {
-      if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY', 'The root folder takes the name of its bucket; rename the bucket instead');
+      if (folder.is_root)
+        throw new AppError('ROOT_FOLDER_READONLY', 'The root folder takes the name of its bucket; rename the bucket instead');
       await assertNameFree(trx, folder.parent_id!, name);
     }
     await repo.updateFolder(trx, folder.id, {

@@ -7,7 +7,8 @@ import { AppError } from '../../errors.js';
 import { verifyPassword } from '../../lib/secrets.js';
 import { nowIso } from '../../lib/time.js';
 import { findFile, findFileByHashName } from '../files/files.repository.js';
-import { findFolder, keyChain } from '../folders/folders.repository.js';
+import { findFolder } from '../folders/folders.repository.js';
+import { keyChain } from '../folders/key-chain.repository.js';
 import { linkKeyBytes, proofMatches } from './links.key-proof.js';
 import { LinkTransfer, findPass, newPass, passOpens, resumePass } from './links.passes.js';
 import * as repo from './links.repository.js';
@@ -140,7 +141,10 @@ export async function authorizeContent(db: Db, sharedHash: string, visitor: Visi
  */
 async function fileOfLink(db: Db, link: ShareLinkRow, hashName: string | undefined): Promise<Pick<LinkContent, 'file' | 'wraps'>> {
   if (link.kind === 'file') return { file: await liveFileOf(db, link), wraps: [] };
-  if (!hashName) throw new AppError('VALIDATION_FAILED', 'Give the hashName of a file of the shared folder', [{ field: 'body.hashName', problem: 'required for a folder link' }]);
+  if (!hashName)
+    throw new AppError('VALIDATION_FAILED', 'Give the hashName of a file of the shared folder', [
+      { field: 'body.hashName', problem: 'required for a folder link' },
+    ]);
   await liveFolderOf(db, link);
   const file = await findFileByHashName(db, hashName);
   if (!file || file.trash_batch !== '' || !file.current_version_id) throw new AppError('FILE_NOT_FOUND');

@@ -78,7 +78,8 @@ function storedRange(options: Pick<DownloadOptions, 'range' | 'ifRange'>, etag: 
   return (storedSize: number): ByteRange | undefined => {
     if (options.ifRange && options.ifRange !== etag) return undefined;
     const range = parseRange(options.range, storedSize);
-    if (range.kind === 'unsatisfiable') throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${storedSize}` });
+    if (range.kind === 'unsatisfiable')
+      throw new AppError('RANGE_NOT_SATISFIABLE', undefined, undefined, { 'content-range': `bytes */${storedSize}` });
     return range.kind === 'range' ? range : undefined;
   };
 }

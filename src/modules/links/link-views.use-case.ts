@@ -41,7 +41,14 @@ export async function openFolder(ctx: AppContext, sharedHash: string, visitor: V
   const rows = await filesUnder(db, folder.id, FOLDER_LISTING_LIMIT);
   return {
     folder: { id: folder.id, name: folder.name, createdAt: folder.created_at, updatedAt: folder.updated_at },
-    files: rows.map((r) => ({ hashName: r.hash_name, name: r.name, size: Number(r.size), contentType: r.content_type, createdAt: r.created_at, path: r.path || '/' })),
+    files: rows.map((r) => ({
+      hashName: r.hash_name,
+      name: r.name,
+      size: Number(r.size),
+      contentType: r.content_type,
+      createdAt: r.created_at,
+      path: r.path || '/',
+    })),
     totalFiles: Number(folder.subtree_files),
     totalSizeByte: Number(folder.subtree_bytes),
     totalSizeReadable: formatSize(Number(folder.subtree_bytes)),

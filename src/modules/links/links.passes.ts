@@ -70,7 +70,14 @@ export function passOpens(row: LinkPassRow, now: string): boolean {
  * transfers are in flight, resumes it free once spent, re-reserves (`reserve`, which throws 410
  * when the link is closed) once released. Null when the pass does not cover this transfer.
  */
-export async function resumePass(db: Db, token: string, linkId: string, versionId: string, now: string, reserve: (trx: DbOrTrx) => Promise<void>): Promise<Pass | null> {
+export async function resumePass(
+  db: Db,
+  token: string,
+  linkId: string,
+  versionId: string,
+  now: string,
+  reserve: (trx: DbOrTrx) => Promise<void>,
+): Promise<Pass | null> {
   const tokenHash = hashPassToken(token);
   const expiresAt = isoPlus(now, PASS_WINDOW_MS);
   // A state can change between the read and the conditional update; a few rounds settle it.
@@ -110,14 +117,28 @@ export async function resumePass(db: Db, token: string, linkId: string, versionI
 }
 
 /** A new pass on an access `reserve` takes (throwing 410 when it cannot). */
-export async function newPass(db: Db, linkId: string, versionId: string, now: string, reserve: (trx: DbOrTrx) => Promise<void>): Promise<Pass> {
+export async function newPass(
+  db: Db,
+  linkId: string,
+  versionId: string,
+  now: string,
+  reserve: (trx: DbOrTrx) => Promise<void>,
+): Promise<Pass> {
   await reserve(db);
   const token = randomBytes(24).toString('base64url');
   const pass = { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
   try {
     await db
       .insertInto('link_passes')
-      .values({ token_hash: pass.tokenHash, link_id: linkId, version_id: versionId, state: 'held', in_flight: 1, expires_at: pass.expiresAt, created_at: now })
+      .values({
+        token_hash: pass.tokenHash,
+        link_id: linkId,
+        version_id: versionId,
+        state: 'held',
+        in_flight: 1,
+        expires_at: pass.expiresAt,
+        created_at: now,
+      })
       .execute();
   } catch (error) {
     await giveBack(db, linkId);
@@ -134,7 +155,11 @@ export async function endTransfer(db: Db, pass: Pass, delivered: boolean, now: s
   const expiresAt = isoPlus(now, PASS_WINDOW_MS);
   await db
     .updateTable('link_passes')
-    .set({ in_flight: sql`case when in_flight > 0 then in_flight - 1 else 0 end`, expires_at: expiresAt, ...(delivered ? { state: 'spent' as const } : {}) })
+    .set({
+      in_flight: sql`case when in_flight > 0 then in_flight - 1 else 0 end`,
+      expires_at: expiresAt,
+      ...(delivered ? { state: 'spent' as const } : {}),
+    })
     .where('token_hash', '=', pass.tokenHash)
     .execute();
   if (delivered) return;
@@ -168,10 +193,7 @@ export async function deleteOldPasses(db: DbOrTrx, now: string): Promise<number>
   const result = await db
     .deleteFrom('link_passes')
     .where((eb) =>
-      eb.or([
-        eb.and([eb('state', '!=', 'held'), eb('expires_at', '<', now)]),
-        eb('expires_at', '<', isoPlus(now, -DEAD_PASS_KEPT_MS)),
-      ]),
+      eb.or([eb.and([eb('state', '!=', 'held'), eb('expires_at', '<', now)]), eb('expires_at', '<', isoPlus(now, -DEAD_PASS_KEPT_MS))]),
     )
     .executeTakeFirst();
   return Number(result.numDeletedRows);

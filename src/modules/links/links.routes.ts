@@ -14,7 +14,10 @@ import { linkService, type LinkKind, type SealedDownload, type Visitor } from '.
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
 const publicRoute = { public: true };
 
-function visitor(request: FastifyRequest, body: { password?: string; encryptionKey?: string; keyProof?: string; hashName?: string }): Visitor {
+function visitor(
+  request: FastifyRequest,
+  body: { password?: string; encryptionKey?: string; keyProof?: string; hashName?: string },
+): Visitor {
   const pass = request.headers['x-coffre-pass'];
   return {
     password: body.password,
@@ -68,110 +71,154 @@ function manageRoutes(app: App, links: Links, kind: LinkKind): void {
   const Params = kind === 'file' ? FileIdParams : FolderIdParams;
   const idOf = (params: { fileId?: string; folderId?: string }) => (kind === 'file' ? params.fileId! : params.folderId!);
 
-  app.post(`${base}/share/:${kind}Id`, {
-    schema: {
-      tags,
-      summary: `Create a share link to a ${kind}`,
-      description: `201 with \`shareLink\` = \`<public URL>/s/<sharedHash>#<linkKey>\`. The link key is shown only here: the server keeps the ${kind}'s key wrapped by it, never the key itself.`,
-      params: Params,
-      body: S.CreateLinkBody,
-      response: { 201: Envelope(S.CreatedLink), ...errorResponses(400, 401, 404, 409) },
+  app.post(
+    `${base}/share/:${kind}Id`,
+    {
+      schema: {
+        tags,
+        summary: `Create a share link to a ${kind}`,
+        description: `201 with \`shareLink\` = \`<public URL>/s/<sharedHash>#<linkKey>\`. The link key is shown only here: the server keeps the ${kind}'s key wrapped by it, never the key itself.`,
+        params: Params,
+        body: S.CreateLinkBody,
+        response: { 201: Envelope(S.CreatedLink), ...errorResponses(400, 401, 404, 409) },
+      },
     },
-  }, async (request, reply) => {
-    reply.code(201);
-    return envelope(await links.create(principalOf(request), kind, idOf(request.params as never), request.body), 201, 'Link created');
-  });
-
-  app.get(`${base}/share/:${kind}Id`, {
-    schema: { tags, summary: `The ${kind}'s live share links (without their keys)`, params: Params, response: { 200: Envelope(Type.Array(S.LinkSummary)), ...errorResponses(400, 401, 404) } },
-  }, async (request) => envelope(await links.list(principalOf(request), kind, idOf(request.params as never))));
-
-  app.patch(`${base}/share/:sharedHash`, {
-    schema: {
-      tags,
-      summary: 'Change a link: password, expiry, access limit, downloads',
-      description: '`password: ""` removes the password; `expirationDays` counts from now (0 = never); `maxAccess` 0 = unlimited. Only the owner (others: 404).',
-      params: S.SharedHashParams,
-      body: S.PatchLinkBody,
-      response: { 200: Envelope(S.LinkSummary), ...errorResponses(400, 401, 404) },
+    async (request, reply) => {
+      reply.code(201);
+      return envelope(await links.create(principalOf(request), kind, idOf(request.params as never), request.body), 201, 'Link created');
     },
-  }, async (request) => envelope(await links.update(principalOf(request), kind, request.params.sharedHash, request.body)));
+  );
 
-  app.delete(`${base}/revoke/:sharedHash`, {
-    schema: { tags, summary: 'Revoke a link: it answers 410 from now on', params: S.SharedHashParams, response: { 200: EmptyObject, ...errorResponses(401, 404) } },
-  }, async (request) => {
-    await links.revoke(principalOf(request), kind, request.params.sharedHash);
-    return {};
-  });
+  app.get(
+    `${base}/share/:${kind}Id`,
+    {
+      schema: {
+        tags,
+        summary: `The ${kind}'s live share links (without their keys)`,
+        params: Params,
+        response: { 200: Envelope(Type.Array(S.LinkSummary)), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => envelope(await links.list(principalOf(request), kind, idOf(request.params as never))),
+  );
+
+  app.patch(
+    `${base}/share/:sharedHash`,
+    {
+      schema: {
+        tags,
+        summary: 'Change a link: password, expiry, access limit, downloads',
+        description:
+          '`password: ""` removes the password; `expirationDays` counts from now (0 = never); `maxAccess` 0 = unlimited. Only the owner (others: 404).',
+        params: S.SharedHashParams,
+        body: S.PatchLinkBody,
+        response: { 200: Envelope(S.LinkSummary), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => envelope(await links.update(principalOf(request), kind, request.params.sharedHash, request.body)),
+  );
+
+  app.delete(
+    `${base}/revoke/:sharedHash`,
+    {
+      schema: {
+        tags,
+        summary: 'Revoke a link: it answers 410 from now on',
+        params: S.SharedHashParams,
+        response: { 200: EmptyObject, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      await links.revoke(principalOf(request), kind, request.params.sharedHash);
+      return {};
+    },
+  );
 }
 
 /** What a file link shows, and the opening of a folder link. */
 function publicViewRoutes(app: App, links: Links): void {
   const tags = ['Public links'];
-  app.post('/files/shared/:sharedHash', {
-    config: publicRoute,
-    schema: {
-      tags,
-      summary: 'What a file link shares (public)',
-      description: 'Name, size and type of the file and the link\'s limits. Needs the password of a protected link; counts no access. The `x-coffre-pass` of a download of this version gets past an exhausted limit.',
-      params: S.SharedHashParams,
-      body: S.PublicInfoBody,
-      response: { 200: Envelope(S.SharedFileInfo), ...errorResponses(401, 403, 404, 410, 429) },
+  app.post(
+    '/files/shared/:sharedHash',
+    {
+      config: publicRoute,
+      schema: {
+        tags,
+        summary: 'What a file link shares (public)',
+        description:
+          "Name, size and type of the file and the link's limits. Needs the password of a protected link; counts no access. The `x-coffre-pass` of a download of this version gets past an exhausted limit.",
+        params: S.SharedHashParams,
+        body: S.PublicInfoBody,
+        response: { 200: Envelope(S.SharedFileInfo), ...errorResponses(401, 403, 404, 410, 429) },
+      },
     },
-  }, async (request) => envelope(await links.fileInfo(request.params.sharedHash, visitor(request, request.body))));
+    async (request) => envelope(await links.fileInfo(request.params.sharedHash, visitor(request, request.body))),
+  );
 
-
-  app.post('/folders/shared/:sharedHash', {
-    config: publicRoute,
-    schema: {
-      tags,
-      summary: 'Open a folder link (public)',
-      description: 'The folder, the files of its tree with their `hashName` and its totals. Counts one access; an `encryptionKey` or `keyProof` sent is checked first (403 when wrong, nothing counted).',
-      params: S.SharedHashParams,
-      body: S.FolderOpenBody,
-      response: { 200: Envelope(S.SharedFolderContent), ...errorResponses(401, 403, 404, 410, 429) },
+  app.post(
+    '/folders/shared/:sharedHash',
+    {
+      config: publicRoute,
+      schema: {
+        tags,
+        summary: 'Open a folder link (public)',
+        description:
+          'The folder, the files of its tree with their `hashName` and its totals. Counts one access; an `encryptionKey` or `keyProof` sent is checked first (403 when wrong, nothing counted).',
+        params: S.SharedHashParams,
+        body: S.FolderOpenBody,
+        response: { 200: Envelope(S.SharedFolderContent), ...errorResponses(401, 403, 404, 410, 429) },
+      },
     },
-  }, async (request) => envelope(await links.openFolder(request.params.sharedHash, visitor(request, request.body))));
+    async (request) => envelope(await links.openFolder(request.params.sharedHash, visitor(request, request.body))),
+  );
 }
 
 /** The two downloads through a link: decrypted by the server, or sealed for the browser. */
 function publicDownloadRoutes(app: App, links: Links, metrics: Metrics): void {
   const tags = ['Public links'];
-  app.post('/files/download/public/:sharedHash', {
-    config: publicRoute,
-    schema: {
-      tags,
-      summary: 'Download through a link (public)',
-      description: `Decrypts with the \`encryptionKey\` from the link's fragment (the server cannot otherwise), checked before anything is counted. A folder link takes the \`hashName\` of a file of its tree. Supports \`Range\`.${PASS_NOTE}`,
-      params: S.SharedHashParams,
-      body: S.PublicDownloadBody,
-      response: { 200: binary, 206: binary, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
+  app.post(
+    '/files/download/public/:sharedHash',
+    {
+      config: publicRoute,
+      schema: {
+        tags,
+        summary: 'Download through a link (public)',
+        description: `Decrypts with the \`encryptionKey\` from the link's fragment (the server cannot otherwise), checked before anything is counted. A folder link takes the \`hashName\` of a file of its tree. Supports \`Range\`.${PASS_NOTE}`,
+        params: S.SharedHashParams,
+        body: S.PublicDownloadBody,
+        response: { 200: binary, 206: binary, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
+      },
     },
-  }, async (request, reply) => {
-    const who = visitor(request, request.body);
-    const transfer = watchTransfer(links, request, reply);
-    const download = await links.download(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
-    passHeaders(reply, transfer);
-    return sendDownload(reply, download, metrics);
-  });
+    async (request, reply) => {
+      const who = visitor(request, request.body);
+      const transfer = watchTransfer(links, request, reply);
+      const download = await links.download(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
+      passHeaders(reply, transfer);
+      return sendDownload(reply, download, metrics);
+    },
+  );
 
-  app.post('/files/download/public/:sharedHash/sealed', {
-    config: publicRoute,
-    schema: {
-      tags,
-      summary: 'Download the encrypted content and its key chain (public)',
-      description: `Same checks and access counting as the download, but the body is the stored ciphertext and \`X-Coffre-Key-Chain\` holds the wrapped keys from the link key down to the data key (outermost first; \`X-Coffre-Key-Ids\` gives each wrap's id, its associated data), so a browser decrypts with the fragment key that never leaves it. Links made since key checks need \`keyProof\` (403 when missing or wrong, nothing counted). \`Range\` and \`If-Range\` apply to the stored bytes.${PASS_NOTE}`,
-      params: S.SharedHashParams,
-      body: S.SealedDownloadBody,
-      response: { 200: binary, 206: binary, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
+  app.post(
+    '/files/download/public/:sharedHash/sealed',
+    {
+      config: publicRoute,
+      schema: {
+        tags,
+        summary: 'Download the encrypted content and its key chain (public)',
+        description: `Same checks and access counting as the download, but the body is the stored ciphertext and \`X-Coffre-Key-Chain\` holds the wrapped keys from the link key down to the data key (outermost first; \`X-Coffre-Key-Ids\` gives each wrap's id, its associated data), so a browser decrypts with the fragment key that never leaves it. Links made since key checks need \`keyProof\` (403 when missing or wrong, nothing counted). \`Range\` and \`If-Range\` apply to the stored bytes.${PASS_NOTE}`,
+        params: S.SharedHashParams,
+        body: S.SealedDownloadBody,
+        response: { 200: binary, 206: binary, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
+      },
     },
-  }, async (request, reply) => {
-    const who = visitor(request, request.body);
-    const transfer = watchTransfer(links, request, reply);
-    const sealed = await links.sealed(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
-    passHeaders(reply, transfer);
-    return sendSealed(reply, sealed);
-  });
+    async (request, reply) => {
+      const who = visitor(request, request.body);
+      const transfer = watchTransfer(links, request, reply);
+      const sealed = await links.sealed(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
+      passHeaders(reply, transfer);
+      return sendSealed(reply, sealed);
+    },
+  );
 }
 
 /** The sealed route's answer: the stored bytes (or a range of them) with the key chain in headers. */

@@ -1,10 +1,16 @@
 import { Type } from 'typebox';
 import { NullableTimestamp } from '../../http/schemas.js';
 
-export const SharedHashParams = Type.Object({ sharedHash: Type.String({ minLength: 1, maxLength: 64, description: 'The link identifier from the share link' }) });
+export const SharedHashParams = Type.Object({
+  sharedHash: Type.String({ minLength: 1, maxLength: 64, description: 'The link identifier from the share link' }),
+});
 
 const days = Type.Integer({ minimum: 0, maximum: 36500, description: 'Days from now until the link expires; 0 = never' });
-const accesses = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Successful downloads (file link) or opens (folder link) allowed; 0 = unlimited' });
+const accesses = Type.Integer({
+  minimum: 0,
+  maximum: 1_000_000_000,
+  description: 'Successful downloads (file link) or opens (folder link) allowed; 0 = unlimited',
+});
 
 export const CreateLinkBody = Type.Object(
   {
@@ -16,7 +22,10 @@ export const CreateLinkBody = Type.Object(
     canEdit: Type.Optional(Type.Boolean({ default: false })),
     isPublic: Type.Optional(Type.Boolean({ default: true, description: 'false: visitors must also be signed in' })),
   },
-  { additionalProperties: false, examples: [{ password: 'correct horse', expirationDays: 7, maxAccess: 10, canDownload: true, isPublic: true }] },
+  {
+    additionalProperties: false,
+    examples: [{ password: 'correct horse', expirationDays: 7, maxAccess: 10, canDownload: true, isPublic: true }],
+  },
 );
 
 export const PatchLinkBody = Type.Object(
@@ -42,13 +51,46 @@ const linkSettings = {
 export const CreatedLink = Type.Object(
   { shareLink: Type.String({ description: '`<public URL>/s/<sharedHash>#<linkKey>`: the key is shown this once' }), ...linkSettings },
   {
-    examples: [{ shareLink: 'https://files.example.com/s/Q2hhbmdlIG1lIQ#3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', sharedHash: 'Q2hhbmdlIG1lIQ', expiresAt: null, maxAccess: 10, canView: true, canDownload: true, canEdit: false, isPublic: true }],
+    examples: [
+      {
+        shareLink: 'https://files.example.com/s/Q2hhbmdlIG1lIQ#3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        sharedHash: 'Q2hhbmdlIG1lIQ',
+        expiresAt: null,
+        maxAccess: 10,
+        canView: true,
+        canDownload: true,
+        canEdit: false,
+        isPublic: true,
+      },
+    ],
   },
 );
 
 export const LinkSummary = Type.Object(
-  { ...linkSettings, accessCount: Type.Integer(), hasPassword: Type.Boolean(), createdAt: Type.String({ format: 'date-time' }), updatedAt: Type.String({ format: 'date-time' }) },
-  { examples: [{ sharedHash: 'Q2hhbmdlIG1lIQ', expiresAt: null, maxAccess: 10, accessCount: 3, canView: true, canDownload: true, canEdit: false, isPublic: true, hasPassword: true, createdAt: '2026-11-23T12:00:00.000Z', updatedAt: '2026-11-23T12:00:00.000Z' }] },
+  {
+    ...linkSettings,
+    accessCount: Type.Integer(),
+    hasPassword: Type.Boolean(),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        sharedHash: 'Q2hhbmdlIG1lIQ',
+        expiresAt: null,
+        maxAccess: 10,
+        accessCount: 3,
+        canView: true,
+        canDownload: true,
+        canEdit: false,
+        isPublic: true,
+        hasPassword: true,
+        createdAt: '2026-11-23T12:00:00.000Z',
+        updatedAt: '2026-11-23T12:00:00.000Z',
+      },
+    ],
+  },
 );
 
 export const PublicInfoBody = Type.Object({ password: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false });
@@ -62,7 +104,10 @@ export const PublicDownloadBody = Type.Object(
   { additionalProperties: false },
 );
 
-const keyProof = Type.String({ maxLength: 64, description: 'base64url(HMAC-SHA256(link key, "coffre-link-key-check")): shows the link key without sending it' });
+const keyProof = Type.String({
+  maxLength: 64,
+  description: 'base64url(HMAC-SHA256(link key, "coffre-link-key-check")): shows the link key without sending it',
+});
 
 export const FolderOpenBody = Type.Object(
   {
@@ -86,7 +131,7 @@ const KeyCheck = Type.Object(
   { id: Type.String(), wrapped: Type.String() },
   {
     description:
-      'The first wrap of the key chain: the shared item\'s key wrapped by the link key, with `id` as associated data (as in `X-Coffre-Key-Chain`). A client unwraps it with the key of its link to learn whether that key is right before downloading, which counts an access; it says nothing without the key.',
+      "The first wrap of the key chain: the shared item's key wrapped by the link key, with `id` as associated data (as in `X-Coffre-Key-Chain`). A client unwraps it with the key of its link to learn whether that key is right before downloading, which counts an access; it says nothing without the key.",
   },
 );
 
@@ -103,14 +148,44 @@ export const SharedFileInfo = Type.Object(
     canDownload: Type.Boolean(),
     keyCheck: KeyCheck,
   },
-  { examples: [{ name: 'report.pdf', size: 182044, contentType: 'application/pdf', createdAt: '2026-11-23T12:00:00.000Z', updatedAt: '2026-11-23T12:00:00.000Z', expiresAt: null, maxAccess: 10, remainingAccess: 7, canDownload: true, keyCheck: { id: 'lnk_01jd3kq8m7c9x4v2b6n0p5r8st', wrapped: 'q2Xb0y7ZbO1bVn3uQ1g8lJ4mXyKk1zv3fN0yWc2aTq9rS5dE6hU8iO0pL3kJ7mN1bV4cX2zA5sD8fG1hJ4kL7zX0cV3bN6m' } }] },
+  {
+    examples: [
+      {
+        name: 'report.pdf',
+        size: 182044,
+        contentType: 'application/pdf',
+        createdAt: '2026-11-23T12:00:00.000Z',
+        updatedAt: '2026-11-23T12:00:00.000Z',
+        expiresAt: null,
+        maxAccess: 10,
+        remainingAccess: 7,
+        canDownload: true,
+        keyCheck: {
+          id: 'lnk_01jd3kq8m7c9x4v2b6n0p5r8st',
+          wrapped: 'q2Xb0y7ZbO1bVn3uQ1g8lJ4mXyKk1zv3fN0yWc2aTq9rS5dE6hU8iO0pL3kJ7mN1bV4cX2zA5sD8fG1hJ4kL7zX0cV3bN6m',
+        },
+      },
+    ],
+  },
 );
 
 export const SharedFolderContent = Type.Object(
   {
-    folder: Type.Object({ id: Type.String(), name: Type.String(), createdAt: Type.String({ format: 'date-time' }), updatedAt: Type.String({ format: 'date-time' }) }),
+    folder: Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      createdAt: Type.String({ format: 'date-time' }),
+      updatedAt: Type.String({ format: 'date-time' }),
+    }),
     files: Type.Array(
-      Type.Object({ hashName: Type.String(), name: Type.String(), size: Type.Integer(), contentType: Type.String(), createdAt: Type.String({ format: 'date-time' }), path: Type.String({ description: 'Folder path inside the shared folder, `/` for its own files' }) }),
+      Type.Object({
+        hashName: Type.String(),
+        name: Type.String(),
+        size: Type.Integer(),
+        contentType: Type.String(),
+        createdAt: Type.String({ format: 'date-time' }),
+        path: Type.String({ description: 'Folder path inside the shared folder, `/` for its own files' }),
+      }),
     ),
     totalFiles: Type.Integer(),
     totalSizeByte: Type.Integer(),

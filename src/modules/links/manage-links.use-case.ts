@@ -47,7 +47,8 @@ export async function create(ctx: AppContext, principal: Principal, kind: LinkKi
 
 /** The live links of an item the caller manages. */
 export async function list(ctx: AppContext, principal: Principal, kind: LinkKind, itemId: string) {
-  const item = kind === 'file' ? await loadFileFor(ctx.db, principal, itemId, 'manage') : await loadFolderFor(ctx.db, principal, itemId, 'manage');
+  const item =
+    kind === 'file' ? await loadFileFor(ctx.db, principal, itemId, 'manage') : await loadFolderFor(ctx.db, principal, itemId, 'manage');
   return (await repo.liveLinksOf(ctx.db, kind, item.id)).map(listing);
 }
 
@@ -55,14 +56,21 @@ type LinkChanges = Pick<LinkSettings, 'password' | 'expirationDays' | 'maxAccess
 
 /** Changes a link's password, expiry, access limit or download permission. */
 export async function update(ctx: AppContext, principal: Principal, kind: LinkKind, sharedHash: string, input: LinkChanges) {
-  if (input.password === undefined && input.expirationDays === undefined && input.maxAccess === undefined && input.canDownload === undefined) {
+  if (
+    input.password === undefined &&
+    input.expirationDays === undefined &&
+    input.maxAccess === undefined &&
+    input.canDownload === undefined
+  ) {
     throw new AppError('EMPTY_UPDATE', undefined, [{ field: 'body', problem: 'give password, expirationDays, maxAccess or canDownload' }]);
   }
   const link = await ownLink(ctx, principal, kind, sharedHash);
   const now = nowIso();
   const changes = {
     ...(input.password !== undefined ? { password_hash: input.password === '' ? null : await hashPassword(input.password) } : {}),
-    ...(input.expirationDays !== undefined ? { expires_at: input.expirationDays === 0 ? null : isoPlus(now, input.expirationDays * DAY_MS) } : {}),
+    ...(input.expirationDays !== undefined
+      ? { expires_at: input.expirationDays === 0 ? null : isoPlus(now, input.expirationDays * DAY_MS) }
+      : {}),
     ...(input.maxAccess !== undefined ? { max_access: input.maxAccess } : {}),
     ...(input.canDownload !== undefined ? { can_download: input.canDownload ? 1 : 0 } : {}),
     updated_at: now,
@@ -79,7 +87,12 @@ export async function revoke(ctx: AppContext, principal: Principal, kind: LinkKi
 }
 
 /** The item a new link would open, with its key; trash, roots and unshareable folders refused. */
-async function loadItem(ctx: AppContext, principal: Principal, kind: LinkKind, itemId: string): Promise<{ item: FileRow | FolderRow; key: Buffer }> {
+async function loadItem(
+  ctx: AppContext,
+  principal: Principal,
+  kind: LinkKind,
+  itemId: string,
+): Promise<{ item: FileRow | FolderRow; key: Buffer }> {
   const { db, keyring } = ctx;
   if (kind === 'file') {
     const file = await loadFileFor(db, principal, itemId, 'manage');

@@ -67,7 +67,9 @@ export async function revoke(ctx: AppContext, principal: Principal, kind: ItemKi
 /** Checks the grantees: well-formed ids, not the caller, at most MAX_GRANTEES; the last grant of a user wins. */
 function normalise(principal: Principal, grants: Grant[]): Grant[] {
   if (grants.length === 0 || grants.length > MAX_GRANTEES) {
-    throw new AppError('VALIDATION_FAILED', `Name between 1 and ${MAX_GRANTEES} users`, [{ field: 'userId', problem: `1 to ${MAX_GRANTEES} users` }]);
+    throw new AppError('VALIDATION_FAILED', `Name between 1 and ${MAX_GRANTEES} users`, [
+      { field: 'userId', problem: `1 to ${MAX_GRANTEES} users` },
+    ]);
   }
   const byUser = new Map<string, Grant>();
   for (const grant of grants) {

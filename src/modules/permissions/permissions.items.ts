@@ -8,7 +8,12 @@ import type { ItemKind } from './permissions.repository.js';
 import type { Permission } from './permissions.schemas.js';
 
 /** The item whose permissions the caller manages: only its owner may (others: 404). */
-export async function loadManagedItem(trx: DbOrTrx, principal: Principal, kind: ItemKind, itemId: string): Promise<{ id: string; owner_id: string }> {
+export async function loadManagedItem(
+  trx: DbOrTrx,
+  principal: Principal,
+  kind: ItemKind,
+  itemId: string,
+): Promise<{ id: string; owner_id: string }> {
   if (kind === 'file') {
     const file = await loadFileFor(trx, principal, assertId('fil', itemId, 'fileId'), 'manage');
     if (file.trash_batch !== '') throw new AppError('FILE_IN_TRASH');

@@ -109,7 +109,10 @@ export async function listGrantsTo(db: DbOrTrx, userId: string, page: { limit: n
       'owner.email as owner_email',
     ]);
   if (page.beforeId) query = query.where('permissions.id', '<', page.beforeId);
-  const rows = (await query.orderBy('permissions.id', 'desc').limit(page.limit + 1).execute()) as SharedWithRow[];
+  const rows = (await query
+    .orderBy('permissions.id', 'desc')
+    .limit(page.limit + 1)
+    .execute()) as SharedWithRow[];
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 

@@ -37,26 +37,32 @@ function grantResponses() {
 
 /** PUT /files/shared/:fileId/:userIds: one set of flags for several users, named in the path. */
 function shareFileRoute(app: App, permissions: PermissionService): void {
-  app.put('/files/shared/:fileId/:userIds', {
-    schema: {
-      tags,
-      summary: 'Share a file with one or more users',
-      description: `\`userIds\`: one user id or several, comma-separated. ${GRANT_RULES} \`createOrUpdate: false\` only updates: a user without a permission yet is 404 \`PERMISSION_NOT_FOUND\`.`,
-      params: S.FileUsersParams,
-      body: S.GrantBody,
-      response: grantResponses(),
+  app.put(
+    '/files/shared/:fileId/:userIds',
+    {
+      schema: {
+        tags,
+        summary: 'Share a file with one or more users',
+        description: `\`userIds\`: one user id or several, comma-separated. ${GRANT_RULES} \`createOrUpdate: false\` only updates: a user without a permission yet is 404 \`PERMISSION_NOT_FOUND\`.`,
+        params: S.FileUsersParams,
+        body: S.GrantBody,
+        response: grantResponses(),
+      },
+      // Every field has a default, so no body at all (curl -X PUT) grants the defaults.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
-    // Every field has a default, so no body at all (curl -X PUT) grants the defaults.
-    preValidation: async (request) => {
-      request.body ??= {};
+    async (request, reply) => {
+      const { createOrUpdate, ...flags } = request.body;
+      const users = request.params.userIds.split(',').map((userId) => ({ userId, ...flags }));
+      const { status, body } = granted(
+        await permissions.grant(principalOf(request), 'file', request.params.fileId, users, createOrUpdate ?? true),
+      );
+      reply.code(status);
+      return body;
     },
-  }, async (request, reply) => {
-    const { createOrUpdate, ...flags } = request.body;
-    const users = request.params.userIds.split(',').map((userId) => ({ userId, ...flags }));
-    const { status, body } = granted(await permissions.grant(principalOf(request), 'file', request.params.fileId, users, createOrUpdate ?? true));
-    reply.code(status);
-    return body;
-  });
+  );
 }
 
 /** The share-users routes of files or folders: grant, list, revoke. */
@@ -65,54 +71,70 @@ function shareUserRoutes(app: App, permissions: PermissionService, kind: ItemKin
   const idOf = (params: { fileId?: string; folderId?: string }) => (kind === 'file' ? params.fileId! : params.folderId!);
   const noun = kind === 'file' ? 'a file' : 'a folder';
 
-  app.post(base, {
-    schema: {
-      tags,
-      summary: `Share ${noun} with users`,
-      description: `Creates or updates the permission of each user listed. ${GRANT_RULES}`,
-      params: kind === 'file' ? S.FileIdParams : S.FolderIdParams,
-      body: S.ShareUsersBody,
-      response: grantResponses(),
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: `Share ${noun} with users`,
+        description: `Creates or updates the permission of each user listed. ${GRANT_RULES}`,
+        params: kind === 'file' ? S.FileIdParams : S.FolderIdParams,
+        body: S.ShareUsersBody,
+        response: grantResponses(),
+      },
     },
-  }, async (request, reply) => {
-    const { status, body } = granted(await permissions.grant(principalOf(request), kind, idOf(request.params), request.body.users));
-    reply.code(status);
-    return body;
-  });
+    async (request, reply) => {
+      const { status, body } = granted(await permissions.grant(principalOf(request), kind, idOf(request.params), request.body.users));
+      reply.code(status);
+      return body;
+    },
+  );
 
-  app.get(base, {
-    schema: {
-      tags,
-      summary: `Users with a permission on ${noun}`,
-      description: 'Permissions on the item itself (not those inherited from its folders). Owner only.',
-      params: kind === 'file' ? S.FileIdParams : S.FolderIdParams,
-      response: { 200: Envelope(Type.Array(S.ShareUser)), ...errorResponses(400, 401, 404, 409) },
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary: `Users with a permission on ${noun}`,
+        description: 'Permissions on the item itself (not those inherited from its folders). Owner only.',
+        params: kind === 'file' ? S.FileIdParams : S.FolderIdParams,
+        response: { 200: Envelope(Type.Array(S.ShareUser)), ...errorResponses(400, 401, 404, 409) },
+      },
     },
-  }, async (request) => envelope(await permissions.list(principalOf(request), kind, idOf(request.params))));
+    async (request) => envelope(await permissions.list(principalOf(request), kind, idOf(request.params))),
+  );
 
-  app.delete(`${base}/:userId`, {
-    schema: {
-      tags,
-      summary: `Take a user's permission on ${noun} away`,
-      description: 'Effective at once. 404 `PERMISSION_NOT_FOUND` when the user holds none on the item.',
-      params: kind === 'file' ? S.FileUserParams : S.FolderUserParams,
-      response: { 200: Envelope(Type.Null()), ...errorResponses(400, 401, 404, 409) },
+  app.delete(
+    `${base}/:userId`,
+    {
+      schema: {
+        tags,
+        summary: `Take a user's permission on ${noun} away`,
+        description: 'Effective at once. 404 `PERMISSION_NOT_FOUND` when the user holds none on the item.',
+        params: kind === 'file' ? S.FileUserParams : S.FolderUserParams,
+        response: { 200: Envelope(Type.Null()), ...errorResponses(400, 401, 404, 409) },
+      },
     },
-  }, async (request) => {
-    await permissions.revoke(principalOf(request), kind, idOf(request.params), request.params.userId);
-    return envelope(null, 200, 'Permission removed');
-  });
+    async (request) => {
+      await permissions.revoke(principalOf(request), kind, idOf(request.params), request.params.userId);
+      return envelope(null, 200, 'Permission removed');
+    },
+  );
 }
 
 /** GET /shared-with-me. */
 function sharedWithMeRoute(app: App, permissions: PermissionService): void {
-  app.get('/shared-with-me', {
-    schema: {
-      tags,
-      summary: 'Files and folders other users shared with you',
-      description: 'Newest first, each with your permission and its owner; items in their owner\'s trash are left out. Paginated.',
-      querystring: S.SharedWithMeQuery,
-      response: { 200: Envelope(S.SharedWithMePage), ...errorResponses(400, 401) },
+  app.get(
+    '/shared-with-me',
+    {
+      schema: {
+        tags,
+        summary: 'Files and folders other users shared with you',
+        description: "Newest first, each with your permission and its owner; items in their owner's trash are left out. Paginated.",
+        querystring: S.SharedWithMeQuery,
+        response: { 200: Envelope(S.SharedWithMePage), ...errorResponses(400, 401) },
+      },
     },
-  }, async (request) => envelope(await permissions.sharedWithMe(principalOf(request), request.query)));
+    async (request) => envelope(await permissions.sharedWithMe(principalOf(request), request.query)),
+  );
 }

@@ -11,14 +11,20 @@ const UserId = Type.String({ maxLength: 64, examples: ['usr_01jd3kq8m7c9x4v2b6n0
 const flags = {
   canView: Type.Optional(Type.Boolean({ default: true, description: 'See details and listings' })),
   canDownload: Type.Optional(Type.Boolean({ default: true, description: 'Read the content' })),
-  canEdit: Type.Optional(Type.Boolean({ default: false, description: 'Rename, update, upload, create subfolders, move within the shared tree, soft delete' })),
+  canEdit: Type.Optional(
+    Type.Boolean({ default: false, description: 'Rename, update, upload, create subfolders, move within the shared tree, soft delete' }),
+  ),
 };
 
 export const FileIdParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }) });
 export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
 export const FileUsersParams = Type.Object({
   fileId: Type.String({ pattern: idPattern('fil') }),
-  userIds: Type.String({ maxLength: 64 * MAX_GRANTEES, description: `One user id or up to ${MAX_GRANTEES} comma-separated ones`, examples: ['usr_01jd3kq8m7c9x4v2b6n0p5r8st,usr_01jd3kr2a4b6c8d0e2f4g6h8jk'] }),
+  userIds: Type.String({
+    maxLength: 64 * MAX_GRANTEES,
+    description: `One user id or up to ${MAX_GRANTEES} comma-separated ones`,
+    examples: ['usr_01jd3kq8m7c9x4v2b6n0p5r8st,usr_01jd3kr2a4b6c8d0e2f4g6h8jk'],
+  }),
 });
 export const FileUserParams = Type.Object({ fileId: Type.String({ pattern: idPattern('fil') }), userId: UserId });
 export const FolderUserParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }), userId: UserId });
@@ -26,7 +32,9 @@ export const FolderUserParams = Type.Object({ folderId: Type.String({ pattern: i
 export const GrantBody = Type.Object(
   {
     ...flags,
-    createOrUpdate: Type.Optional(Type.Boolean({ default: true, description: 'false: only update existing permissions (404 when one is absent)' })),
+    createOrUpdate: Type.Optional(
+      Type.Boolean({ default: true, description: 'false: only update existing permissions (404 when one is absent)' }),
+    ),
   },
   { examples: [{ canView: true, canDownload: false, canEdit: false }] },
 );
@@ -49,7 +57,18 @@ export const Permission = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { examples: [{ userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st', canView: true, canDownload: true, canEdit: false, createdAt: '2026-11-22T13:17:04.123Z', updatedAt: '2026-11-22T13:17:04.123Z' }] },
+  {
+    examples: [
+      {
+        userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st',
+        canView: true,
+        canDownload: true,
+        canEdit: false,
+        createdAt: '2026-11-22T13:17:04.123Z',
+        updatedAt: '2026-11-22T13:17:04.123Z',
+      },
+    ],
+  },
 );
 export type Permission = Static<typeof Permission>;
 
@@ -63,7 +82,19 @@ export const ShareUser = Type.Object(
     canEdit: Type.Boolean(),
     createdAt: Timestamp,
   },
-  { examples: [{ userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st', email: 'ada@example.com', name: 'Ada', canView: true, canDownload: true, canEdit: false, createdAt: '2026-11-22T13:17:04.123Z' }] },
+  {
+    examples: [
+      {
+        userId: 'usr_01jd3kq8m7c9x4v2b6n0p5r8st',
+        email: 'ada@example.com',
+        name: 'Ada',
+        canView: true,
+        canDownload: true,
+        canEdit: false,
+        createdAt: '2026-11-22T13:17:04.123Z',
+      },
+    ],
+  },
 );
 export type ShareUser = Static<typeof ShareUser>;
 

@@ -30,7 +30,10 @@ async function sharedItems(db: DbOrTrx, principal: Principal, rows: SharedWithRo
   const folders = await findFolders(db, idsOf('folder'));
   const files = fileIds.length ? await db.selectFrom('files').selectAll().where('id', 'in', fileIds).execute() : [];
   // The folder holding a shared item is named only when the caller may see it too.
-  const folderItem = async (f: FolderRow) => ({ ...listItem(f), parentId: await visibleParentId(db, principal, { owner_id: f.owner_id, parentId: f.parent_id }) });
+  const folderItem = async (f: FolderRow) => ({
+    ...listItem(f),
+    parentId: await visibleParentId(db, principal, { owner_id: f.owner_id, parentId: f.parent_id }),
+  });
   const folderById = new Map(await Promise.all([...folders.values()].map(async (f) => [f.id, await folderItem(f)] as const)));
   const fileById = new Map(await Promise.all(files.map(async (f) => [f.id, await fileDetailFor(db, principal, f)] as const)));
   return { folderById, fileById };
@@ -38,8 +41,8 @@ async function sharedItems(db: DbOrTrx, principal: Principal, rows: SharedWithRo
 
 /** One grant of the page, with its item (null when that is gone) and the caller's permission. */
 function sharedItem(row: SharedWithRow, { folderById, fileById }: SharedItems): SharedItem {
-  const folder = row.item_kind === 'folder' ? folderById.get(row.item_id) ?? null : null;
-  const file = row.item_kind === 'file' ? fileById.get(row.item_id) ?? null : null;
+  const folder = row.item_kind === 'folder' ? (folderById.get(row.item_id) ?? null) : null;
+  const file = row.item_kind === 'file' ? (fileById.get(row.item_id) ?? null) : null;
   return {
     itemType: row.item_kind,
     itemId: row.item_id,

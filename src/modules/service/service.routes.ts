@@ -15,32 +15,65 @@ const METRICS_EXAMPLE = [
 /** Welcome, OpenAPI document, liveness, readiness and metrics: public, outside the authenticated API. */
 export function serviceRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const tags = ['Service'];
-    app.get('/api', {
+    infoRoutes(app);
+    readinessRoute(app, ctx);
+    metricsRoute(app, metrics);
+  };
+}
+
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+const tags = ['Service'];
+
+/** The welcome, the OpenAPI document and liveness. */
+function infoRoutes(app: App): void {
+  app.get(
+    '/api',
+    {
       schema: {
         tags,
         summary: 'Welcome',
         security: [],
-        response: { 200: Envelope(Type.Object({ name: Type.String(), version: Type.String(), docs: Type.String(), openapi: Type.String() })) },
+        response: {
+          200: Envelope(Type.Object({ name: Type.String(), version: Type.String(), docs: Type.String(), openapi: Type.String() })),
+        },
       },
-    }, async () => envelope({ name: 'Coffre', version: VERSION, docs: '/api/docs', openapi: '/api/openapi.json' }, 200, 'Welcome to Coffre'));
+    },
+    async () => envelope({ name: 'Coffre', version: VERSION, docs: '/api/docs', openapi: '/api/openapi.json' }, 200, 'Welcome to Coffre'),
+  );
 
-    app.get('/api/openapi.json', {
+  app.get(
+    '/api/openapi.json',
+    {
       schema: { tags, summary: 'The OpenAPI 3.1 document of every route', security: [] },
-    }, async () => app.swagger());
+    },
+    async () => app.swagger(),
+  );
 
-    app.get('/healthz', {
+  app.get(
+    '/healthz',
+    {
       schema: { tags, summary: 'Liveness: the process answers', security: [], response: { 200: Type.Object({ status: Type.String() }) } },
-    }, async () => ({ status: 'ok' }));
+    },
+    async () => ({ status: 'ok' }),
+  );
+}
 
-    app.get('/readyz', {
+/** Readiness: the database and the blob store answer. */
+function readinessRoute(app: App, ctx: AppContext): void {
+  app.get(
+    '/readyz',
+    {
       schema: {
         tags,
         summary: 'Readiness: the database and the blob store answer',
         security: [],
-        response: { 200: Type.Object({ status: Type.String(), database: Type.String(), blobStore: Type.String() }), ...errorResponses(503) },
+        response: {
+          200: Type.Object({ status: Type.String(), database: Type.String(), blobStore: Type.String() }),
+          ...errorResponses(503),
+        },
       },
-    }, async (request) => {
+    },
+    async (request) => {
       try {
         await ctx.database.ping();
       } catch (error) {
@@ -54,9 +87,15 @@ export function serviceRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginA
         throw new AppError('SERVICE_UNAVAILABLE', 'The blob store does not answer');
       }
       return { status: 'ready', database: ctx.database.dialect, blobStore: ctx.blobs.kind };
-    });
+    },
+  );
+}
 
-    app.get('/metrics', {
+/** Prometheus metrics. */
+function metricsRoute(app: App, metrics: Metrics): void {
+  app.get(
+    '/metrics',
+    {
       schema: {
         tags,
         summary: 'Prometheus metrics',
@@ -70,9 +109,10 @@ export function serviceRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginA
           },
         },
       },
-    }, async (_request, reply) => {
+    },
+    async (_request, reply) => {
       const { contentType, body } = await metrics.exposition();
       return reply.type(contentType).header('cache-control', 'no-store').send(body);
-    });
-  };
+    },
+  );
 }

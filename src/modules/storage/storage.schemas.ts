@@ -3,11 +3,18 @@ import { LOW_STORAGE_PERCENT } from './storage.service.js';
 
 export const StorageStatus = Type.Object(
   {
-    capacity_bytes: Type.Number({ description: 'The account\'s quota in bytes (`COFFRE_DEFAULT_QUOTA_BYTES` unless set per account)', examples: [10737418240] }),
-    used_bytes: Type.Number({ description: 'Every version of every file not deleted for good, the trash included', examples: [1610612736] }),
+    capacity_bytes: Type.Number({
+      description: "The account's quota in bytes (`COFFRE_DEFAULT_QUOTA_BYTES` unless set per account)",
+      examples: [10737418240],
+    }),
+    used_bytes: Type.Number({
+      description: 'Every version of every file not deleted for good, the trash included',
+      examples: [1610612736],
+    }),
     remaining_bytes: Type.Number({ description: 'max(0, capacity_bytes − used_bytes − in_progress_bytes)', examples: [9126805504] }),
     in_progress_bytes: Type.Number({
-      description: 'Bytes of uploads still arriving, held against the quota until each is stored (then counted in used_bytes) or fails (then given back)',
+      description:
+        'Bytes of uploads still arriving, held against the quota until each is stored (then counted in used_bytes) or fails (then given back)',
       examples: [0],
     }),
     warning: Type.Object({

@@ -41,7 +41,12 @@ export function storageService(ctx: AppContext) {
       in_progress_bytes: inProgress,
       // In integers, so the boundary is exact; nothing left is low even when the capacity is 0.
       warning: { is_low: remaining * 100 < capacity * LOW_STORAGE_PERCENT || remaining === 0 },
-      readable: { capacity: formatSize(capacity), used: formatSize(used), remaining: formatSize(remaining), in_progress: formatSize(inProgress) },
+      readable: {
+        capacity: formatSize(capacity),
+        used: formatSize(used),
+        remaining: formatSize(remaining),
+        in_progress: formatSize(inProgress),
+      },
     };
   }
 

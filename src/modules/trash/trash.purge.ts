@@ -70,7 +70,13 @@ async function claimTrashRoots(ctx: AppContext, cutoff: string, now: string, lim
         limit ${limit - roots.length}
         ${lock}
       `.execute(trx);
-      const taken = await takeLeases(trx, TRASH_PURGE_JOB, rows.rows.map((r) => r.id), now, until);
+      const taken = await takeLeases(
+        trx,
+        TRASH_PURGE_JOB,
+        rows.rows.map((r) => r.id),
+        now,
+        until,
+      );
       roots.push(...rows.rows.filter((r) => taken.has(r.id)).map((r) => ({ kind, ...r })));
       if (roots.length >= limit) break;
     }

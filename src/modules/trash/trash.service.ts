@@ -17,7 +17,12 @@ export function trashService(ctx: AppContext) {
   async function roots(principal: Principal, bucketId?: string) {
     if (bucketId) await loadBucketFor(db, principal, bucketId);
     const folderRows = await listTrashRoots(db, principal.userId, bucketId);
-    let fileQuery = db.selectFrom('files').selectAll().where('owner_id', '=', principal.userId).whereRef('trash_batch', '=', 'id').where(IN_TRASH);
+    let fileQuery = db
+      .selectFrom('files')
+      .selectAll()
+      .where('owner_id', '=', principal.userId)
+      .whereRef('trash_batch', '=', 'id')
+      .where(IN_TRASH);
     if (bucketId) fileQuery = fileQuery.where('bucket_id', '=', bucketId);
     const fileRows = await fileQuery.orderBy('deleted_at', 'desc').execute();
     return { folderRows, fileRows };

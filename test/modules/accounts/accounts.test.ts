@@ -44,7 +44,13 @@ function assertValidation(res: ApiResponse, field: string) {
 }
 
 /** POST /api/auth/login from a given client address. */
-async function login(app: FastifyInstance, email: string, password: string, remoteAddress = '127.0.0.1', headers: Record<string, string> = {}): Promise<ApiResponse> {
+async function login(
+  app: FastifyInstance,
+  email: string,
+  password: string,
+  remoteAddress = '127.0.0.1',
+  headers: Record<string, string> = {},
+): Promise<ApiResponse> {
   const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password }, remoteAddress, headers });
   return { status: res.statusCode, body: res.json(), headers: res.headers };
 }
@@ -129,7 +135,9 @@ for (const dialect of DIALECTS) {
 
     it('lets only one of simultaneous sign-ups with one e-mail through', async (t) => {
       const { app, database } = await build(t, dialect);
-      const results = await Promise.all(Array.from({ length: 5 }, (_, i) => register(app, i % 2 ? 'same@example.com' : 'SAME@example.com', `Same ${i}`)));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => register(app, i % 2 ? 'same@example.com' : 'SAME@example.com', `Same ${i}`)),
+      );
       assert.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409, 409, 409]);
       for (const res of results.filter((r) => r.status === 409)) assertError(res, 409, 'EMAIL_TAKEN');
       const users = await database.db.selectFrom('users').select('id').execute();
@@ -150,7 +158,10 @@ for (const dialect of DIALECTS) {
       assertValidation(await api.post('/api/auth/register', { email: 'x@example.com', password: PASSWORD, name: '   ' }), 'body.name');
       assertValidation(await api.post('/api/auth/register', { password: PASSWORD, name: 'X' }), 'body.email');
       assertValidation(await api.post('/api/auth/register', { email: 'x@example.com', name: 'X' }), 'body.password');
-      assertValidation(await api.post('/api/auth/register', { email: 'x@example.com', password: PASSWORD, name: 'n'.repeat(101) }), 'body.name');
+      assertValidation(
+        await api.post('/api/auth/register', { email: 'x@example.com', password: PASSWORD, name: 'n'.repeat(101) }),
+        'body.name',
+      );
       const count = await database.db.selectFrom('users').select('id').execute();
       assert.equal(count.length, 0, 'no account was created by an invalid request');
       // Exactly 8 characters is enough.
@@ -159,7 +170,13 @@ for (const dialect of DIALECTS) {
 
     it('ignores fields the client may not set (id, quota)', async (t) => {
       const { app } = await build(t, dialect);
-      const res = await client(app).post('/api/auth/register', { email: 'sneaky@example.com', password: PASSWORD, name: 'S', quotaBytes: 10 ** 15, id: 'usr_00000000000000000000000000' });
+      const res = await client(app).post('/api/auth/register', {
+        email: 'sneaky@example.com',
+        password: PASSWORD,
+        name: 'S',
+        quotaBytes: 10 ** 15,
+        id: 'usr_00000000000000000000000000',
+      });
       assertOk(res, 201);
       assert.equal(res.body.data.user.quotaBytes, 10 * GIB);
       assert.notEqual(res.body.data.user.id, 'usr_00000000000000000000000000');
@@ -236,7 +253,9 @@ for (const dialect of DIALECTS) {
 
   describe(`accounts: login throttling [${dialect}]`, () => {
     it('per account: the attempt after the limit is 429 with Retry-After, even with the right password', async (t) => {
-      const { app } = await build(t, dialect, { config: { loginMaxFailuresPerAccount: 3, loginMaxFailuresPerAddress: 100, loginWindowSeconds: 600 } });
+      const { app } = await build(t, dialect, {
+        config: { loginMaxFailuresPerAccount: 3, loginMaxFailuresPerAddress: 100, loginWindowSeconds: 600 },
+      });
       await register(app, 'victim@example.com', 'Victim');
       await register(app, 'other@example.com', 'Other');
       for (let i = 0; i < 3; i++) assertError(await login(app, 'victim@example.com', `wrong ${i}`), 401, 'INVALID_CREDENTIALS');
@@ -268,7 +287,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('per address: failures on several accounts block the next attempt on another account from that address', async (t) => {
-      const { app } = await build(t, dialect, { config: { loginMaxFailuresPerAddress: 3, loginMaxFailuresPerAccount: 100, loginWindowSeconds: 300 } });
+      const { app } = await build(t, dialect, {
+        config: { loginMaxFailuresPerAddress: 3, loginMaxFailuresPerAccount: 100, loginWindowSeconds: 300 },
+      });
       await register(app, 'a@example.com', 'A');
       await register(app, 'b@example.com', 'B');
       await register(app, 'd@example.com', 'D');
@@ -291,7 +312,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('per address: behind a trusted proxy, the forwarded client address is the one counted', async (t) => {
-      const { app } = await build(t, dialect, { config: { trustProxy: true, loginMaxFailuresPerAddress: 2, loginMaxFailuresPerAccount: 100 } });
+      const { app } = await build(t, dialect, {
+        config: { trustProxy: true, loginMaxFailuresPerAddress: 2, loginMaxFailuresPerAccount: 100 },
+      });
       await register(app, 'a@example.com', 'A');
       const via = (address: string) => ({ 'x-forwarded-for': address });
       assertError(await login(app, 'a@example.com', 'wrong', '127.0.0.1', via('1.1.1.1')), 401, 'INVALID_CREDENTIALS');
@@ -330,7 +353,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('the block ends with the window', async (t) => {
-      const { app } = await build(t, dialect, { config: { loginMaxFailuresPerAccount: 1, loginMaxFailuresPerAddress: 100, loginWindowSeconds: 1 } });
+      const { app } = await build(t, dialect, {
+        config: { loginMaxFailuresPerAccount: 1, loginMaxFailuresPerAddress: 100, loginWindowSeconds: 1 },
+      });
       await register(app, 'ada@example.com', 'Ada');
       assertError(await login(app, 'ada@example.com', 'wrong'), 401, 'INVALID_CREDENTIALS');
       const blocked = await login(app, 'ada@example.com', PASSWORD);
@@ -420,10 +445,18 @@ for (const dialect of DIALECTS) {
       assertOk(await client(app, created.token).get('/api/auth/me'));
       // Changed behind the app's back, as an administrator would: over PostgreSQL the instance
       // hears of it through the tokens trigger's notification, a few milliseconds later.
-      await database.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', created.id).execute();
+      await database.db
+        .updateTable('tokens')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', created.id)
+        .execute();
       assertError(await refusedSoon(client(app, created.token)), 401, 'UNAUTHENTICATED');
       // The same for a session token.
-      await database.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('kind', '=', 'session').execute();
+      await database.db
+        .updateTable('tokens')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('kind', '=', 'session')
+        .execute();
       assertError(await refusedSoon(user.api), 401, 'UNAUTHENTICATED');
     });
   });
@@ -496,7 +529,10 @@ for (const dialect of DIALECTS) {
       assertOk(res);
       assert.equal(res.body.data, null);
       assertError(await client(app, drop.token).get('/api/auth/me'), 401, 'UNAUTHENTICATED');
-      assert.deepEqual((await user.api.get('/api/auth/tokens')).body.data.map((x: { id: string }) => x.id), [keep.id]);
+      assert.deepEqual(
+        (await user.api.get('/api/auth/tokens')).body.data.map((x: { id: string }) => x.id),
+        [keep.id],
+      );
       assertOk(await client(app, keep.token).get('/api/auth/me'));
       assertOk(await user.api.get('/api/auth/me'), 200);
       assertError(await user.api.delete(`/api/auth/tokens/${drop.id}`), 404, 'TOKEN_NOT_FOUND');
@@ -522,12 +558,18 @@ for (const dialect of DIALECTS) {
       assertOk(await client(app, pat.token).get('/api/auth/me'));
     });
 
-    it('delete: unknown id 404 TOKEN_NOT_FOUND, malformed id 400 INVALID_ID, another user\'s token 404', async (t) => {
+    it("delete: unknown id 404 TOKEN_NOT_FOUND, malformed id 400 INVALID_ID, another user's token 404", async (t) => {
       const { app } = await build(t, dialect);
       const alice = await signUp(app, 'Alice');
       const bob = await signUp(app, 'Bob');
       assertError(await alice.api.delete('/api/auth/tokens/tok_00000000000000000000000000'), 404, 'TOKEN_NOT_FOUND');
-      for (const bad of ['nope', 'tok_short', 'usr_00000000000000000000000000', 'tok_0000000000000000000000000U', 'TOK_00000000000000000000000000']) {
+      for (const bad of [
+        'nope',
+        'tok_short',
+        'usr_00000000000000000000000000',
+        'tok_0000000000000000000000000U',
+        'TOK_00000000000000000000000000',
+      ]) {
         const res = await alice.api.delete(`/api/auth/tokens/${bad}`);
         assertError(res, 400, 'INVALID_ID');
       }
@@ -580,7 +622,14 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const asker = await signUp(app);
       await register(app, 'colleague@example.com', 'Col');
-      for (const email of ['nobody@example.com', 'colleague@example', 'colleague', 'olleague@example.com', 'colleague@example.com.evil', '%@example.com']) {
+      for (const email of [
+        'nobody@example.com',
+        'colleague@example',
+        'colleague',
+        'olleague@example.com',
+        'colleague@example.com.evil',
+        '%@example.com',
+      ]) {
         assertError(await asker.api.get(`/api/users/lookup?email=${encodeURIComponent(email)}`), 404, 'USER_NOT_FOUND');
       }
     });

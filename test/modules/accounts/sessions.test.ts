@@ -18,12 +18,25 @@ import { refusedSoon } from '../../support/auth.js';
 const PASSWORD = 'correct horse battery';
 const NEW_PASSWORD = 'battery staple horse';
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
-const SAFARI_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const SAFARI_IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 const SESSION_KEYS = ['clientAddress', 'createdAt', 'current', 'device', 'expiresAt', 'id', 'lastUsedAt', 'userAgent'];
 
 /** Signs in from a given address and browser; the new session's bearer token. */
-async function signIn(app: FastifyInstance, email: string, password = PASSWORD, remoteAddress = '127.0.0.1', userAgent?: string): Promise<string> {
-  const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password }, remoteAddress, headers: userAgent ? { 'user-agent': userAgent } : {} });
+async function signIn(
+  app: FastifyInstance,
+  email: string,
+  password = PASSWORD,
+  remoteAddress = '127.0.0.1',
+  userAgent?: string,
+): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/auth/login',
+    payload: { email, password },
+    remoteAddress,
+    headers: userAgent ? { 'user-agent': userAgent } : {},
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json().data.accessToken;
 }
@@ -40,10 +53,22 @@ describe('the device of a session, from its User-Agent (no database)', () => {
     const cases: [string | null, string][] = [
       [FIREFOX_LINUX, 'Firefox on Linux'],
       [SAFARI_IPHONE, 'Safari on iOS'],
-      ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36', 'Chrome on Windows'],
-      ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36 Edg/126.0.0.0', 'Edge on Windows'],
-      ['Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15', 'Safari on macOS'],
-      ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36', 'Chrome on Android'],
+      [
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+        'Chrome on Windows',
+      ],
+      [
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36 Edg/126.0.0.0',
+        'Edge on Windows',
+      ],
+      [
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
+        'Safari on macOS',
+      ],
+      [
+        'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36',
+        'Chrome on Android',
+      ],
       ['curl/8.5.0', 'curl'],
       ['something else', 'Unknown device'],
       [null, 'Unknown device'],
@@ -81,7 +106,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await sessionsOf(other)).length, 1);
     });
 
-    it('revoking a session makes its token fail at once; unknown, personal or another user\'s: 404', async (t) => {
+    it("revoking a session makes its token fail at once; unknown, personal or another user's: 404", async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const laptop = await signIn(app, user.email);
@@ -126,8 +151,13 @@ for (const dialect of DIALECTS) {
       for (const token of elsewhere) assert.equal((await client(app, token).get('/api/auth/me')).status, 200, 'warm');
       const pat = (await user.api.post('/api/auth/tokens', { name: 'backup' })).body.data;
 
-      assertError(await user.api.post('/api/auth/password', { currentPassword: 'not it at all', newPassword: NEW_PASSWORD }), 403, 'WRONG_CURRENT_PASSWORD');
-      for (const token of elsewhere) assert.equal((await client(app, token).get('/api/auth/me')).status, 200, 'a refused change revokes nothing');
+      assertError(
+        await user.api.post('/api/auth/password', { currentPassword: 'not it at all', newPassword: NEW_PASSWORD }),
+        403,
+        'WRONG_CURRENT_PASSWORD',
+      );
+      for (const token of elsewhere)
+        assert.equal((await client(app, token).get('/api/auth/me')).status, 200, 'a refused change revokes nothing');
 
       const res = await user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -162,7 +192,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('validates the new password, and limits wrong current passwords with the account\'s sign-in failures', async (t) => {
+    it("validates the new password, and limits wrong current passwords with the account's sign-in failures", async (t) => {
       const { app } = await build(t, dialect, { config: { loginMaxFailuresPerAccount: 2, loginMaxFailuresPerAddress: 100 } });
       const user = await signUp(app);
       const short = await user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: 'short' });
@@ -170,7 +200,11 @@ for (const dialect of DIALECTS) {
       assert.ok(short.body.details.some((d: { field: string }) => d.field === 'body.newPassword'));
       assertError(await user.api.post('/api/auth/password', { newPassword: NEW_PASSWORD }), 400, 'VALIDATION_FAILED');
 
-      assertError(await user.api.post('/api/auth/password', { currentPassword: 'guess one', newPassword: NEW_PASSWORD }), 403, 'WRONG_CURRENT_PASSWORD');
+      assertError(
+        await user.api.post('/api/auth/password', { currentPassword: 'guess one', newPassword: NEW_PASSWORD }),
+        403,
+        'WRONG_CURRENT_PASSWORD',
+      );
       const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'guess two' } });
       assert.equal(res.statusCode, 401);
       const blocked = await user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
@@ -184,7 +218,12 @@ if (DIALECTS.includes('postgres')) {
   describe('accounts: session revocations across instances [postgres]', () => {
     /** A second app over the same PostgreSQL schema: another instance of the same deployment. */
     async function sibling(t: TestContext, database: DatabaseHandle): Promise<FastifyInstance> {
-      const config = loadConfig({ COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', DATABASE_URL: PG_URL });
+      const config = loadConfig({
+        COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`,
+        COFFRE_REGISTRATION: 'open',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: PG_URL,
+      });
       const db = await prepareDatabase(config, { pgSchema: database.schema, poolSize: 2 });
       const app = await buildApp({ config, database: db, logStream: false, webRoot: null });
       await app.ready();

@@ -17,7 +17,10 @@ import { DIALECTS, PG_URL, build, client, signUp } from '../../helper.js';
 
 /** Counts the statements that read the tokens table. */
 function tokenReads() {
-  const counter = { count: 0, onQuery: (event: { query: { sql: string } }) => void (/from "tokens"/.test(event.query.sql) && counter.count++) };
+  const counter = {
+    count: 0,
+    onQuery: (event: { query: { sql: string } }) => void (/from "tokens"/.test(event.query.sql) && counter.count++),
+  };
   return counter;
 }
 
@@ -42,7 +45,12 @@ function withFakeListen(database: DatabaseHandle) {
     ...database,
     listen(_channel, h) {
       handlers = h;
-      return { get live() { return state.live; }, close: async () => {} };
+      return {
+        get live() {
+          return state.live;
+        },
+        close: async () => {},
+      };
     },
   };
   return {
@@ -123,12 +131,15 @@ for (const dialect of DIALECTS) {
       const personal = (await user.api.post('/api/auth/tokens', { name: 'script' })).body.data;
       const script = client(app, personal.token);
       // Warm: resolved from memory once the instance hears revocations.
-      assert.ok(await within2s(async () => {
-        reads.count = 0;
-        await user.api.get('/api/auth/me');
-        await script.get('/api/auth/me');
-        return reads.count === 0;
-      }), 'the tokens are kept');
+      assert.ok(
+        await within2s(async () => {
+          reads.count = 0;
+          await user.api.get('/api/auth/me');
+          await script.get('/api/auth/me');
+          return reads.count === 0;
+        }),
+        'the tokens are kept',
+      );
       assert.equal((await user.api.delete(`/api/auth/tokens/${personal.id}`)).status, 200);
       assert.equal((await script.get('/api/auth/me')).status, 401);
       assert.equal((await user.api.post('/api/auth/logout')).status, 200);
@@ -143,7 +154,8 @@ describe('accounts: resolved tokens on SQLite [sqlite]', () => {
     const { app, database, config } = await build(t, 'sqlite', { onQuery: reads.onQuery });
     const user = await signUp(app);
     const tokens: { id: string; token: string }[] = [];
-    for (const name of ['deleted by SQL', 'expired by SQL', 'deleted by another process', 'kept']) tokens.push((await user.api.post('/api/auth/tokens', { name })).body.data);
+    for (const name of ['deleted by SQL', 'expired by SQL', 'deleted by another process', 'kept'])
+      tokens.push((await user.api.post('/api/auth/tokens', { name })).body.data);
     const me = async (index: number) => (await client(app, tokens[index].token).get('/api/auth/me')).status;
     const warm = async () => {
       reads.count = 0;
@@ -189,7 +201,12 @@ if (DIALECTS.includes('postgres')) {
   describe('accounts: resolved tokens across instances [postgres]', () => {
     /** A second app over the same PostgreSQL schema: another instance of the same deployment. */
     async function sibling(t: import('node:test').TestContext, database: DatabaseHandle): Promise<FastifyInstance> {
-      const config = loadConfig({ COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', DATABASE_URL: PG_URL });
+      const config = loadConfig({
+        COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`,
+        COFFRE_REGISTRATION: 'open',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: PG_URL,
+      });
       const db = await prepareDatabase(config, { pgSchema: database.schema, poolSize: 2 });
       const app = await buildApp({ config, database: db, logStream: false, webRoot: null });
       await app.ready();
@@ -206,7 +223,8 @@ if (DIALECTS.includes('postgres')) {
       const other = await sibling(t, database);
       const user = await signUp(app);
       const tokens: { id: string; token: string }[] = [];
-      for (const name of ['revoked elsewhere', 'deleted by SQL']) tokens.push((await user.api.post('/api/auth/tokens', { name })).body.data);
+      for (const name of ['revoked elsewhere', 'deleted by SQL'])
+        tokens.push((await user.api.post('/api/auth/tokens', { name })).body.data);
       const warm = async () => {
         reads.count = 0;
         for (const token of tokens) assert.equal((await client(app, token.token).get('/api/auth/me')).status, 200);
@@ -215,7 +233,10 @@ if (DIALECTS.includes('postgres')) {
       assert.ok(await within2s(warm), 'the tokens are kept in memory');
 
       assert.equal((await client(other, user.token).delete(`/api/auth/tokens/${tokens[0].id}`)).status, 200);
-      assert.ok(await within2s(async () => (await client(app, tokens[0].token).get('/api/auth/me')).status === 401), 'revoked on the other instance');
+      assert.ok(
+        await within2s(async () => (await client(app, tokens[0].token).get('/api/auth/me')).status === 401),
+        'revoked on the other instance',
+      );
 
       await database.db.deleteFrom('tokens').where('id', '=', tokens[1].id).execute();
       assert.ok(await within2s(async () => (await client(app, tokens[1].token).get('/api/auth/me')).status === 401), 'deleted with SQL');
@@ -226,7 +247,10 @@ if (DIALECTS.includes('postgres')) {
       const { database } = await build(t, 'postgres');
       const channel = `coffre_test_${randomBytes(6).toString('hex')}`;
       const events: string[] = [];
-      const subscription = database.listen!(channel, { message: (payload) => events.push(`message ${payload}`), live: (live) => events.push(`live ${live}`) });
+      const subscription = database.listen!(channel, {
+        message: (payload) => events.push(`message ${payload}`),
+        live: (live) => events.push(`live ${live}`),
+      });
       t.after(() => subscription.close());
       const admin = new pg.Client({ connectionString: PG_URL });
       await admin.connect();
@@ -236,7 +260,9 @@ if (DIALECTS.includes('postgres')) {
       await admin.query('select pg_notify($1, $2)', [channel, 'one']);
       assert.ok(await within2s(async () => events.includes('message one')));
 
-      const killed = await admin.query('select pg_terminate_backend(pid) as done from pg_stat_activity where query = $1', [`LISTEN ${channel}`]);
+      const killed = await admin.query('select pg_terminate_backend(pid) as done from pg_stat_activity where query = $1', [
+        `LISTEN ${channel}`,
+      ]);
       assert.equal(killed.rows.length, 1);
       assert.ok(await within2s(async () => events.includes('live false')), 'the cut is reported');
       assert.ok(await within2s(async () => subscription.live), 'listening again');

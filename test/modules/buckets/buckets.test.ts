@@ -47,7 +47,11 @@ for (const dialect of DIALECTS) {
       assert.equal(folder.status, 201);
       const file = await putFile(app, user, folder.body.data.id, 'beach.txt', 'sand and sea');
       assert.equal(file.bucketId, bucket.id);
-      const download = await app.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${file.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(download.statusCode, 200);
       assert.equal(download.body, 'sand and sea');
     });
@@ -105,10 +109,14 @@ for (const dialect of DIALECTS) {
       assertError(await ada.api.post(`/api/bucket/update/${bob.defaultBucketId}`, { name: 'other' }), 404, 'BUCKET_NOT_FOUND');
       assertError(await ada.api.post('/api/bucket/update/not-a-bucket', { name: 'other' }), 400, 'INVALID_ID');
       assertError(await client(app).post(`/api/bucket/update/${bucket.id}`, { name: 'other' }), 401, 'UNAUTHENTICATED');
-      assert.equal((await ada.api.get(`/api/folders/details/${bucket.rootFolderId}`)).body.data.name, 'final.v2', 'refused updates changed nothing');
+      assert.equal(
+        (await ada.api.get(`/api/folders/details/${bucket.rootFolderId}`)).body.data.name,
+        'final.v2',
+        'refused updates changed nothing',
+      );
     });
 
-    it('GET /bucket/list lists the caller\'s buckets, by datahub or all, paginated', async (t) => {
+    it("GET /bucket/list lists the caller's buckets, by datahub or all, paginated", async (t) => {
       const { app } = await build(t, dialect);
       const ada = await signUp(app);
       const bob = await signUp(app);
@@ -120,21 +128,36 @@ for (const dialect of DIALECTS) {
       assert.equal(all.body.data.total, 3);
       assert.equal(all.body.data.nextCursor, null);
       for (const bucket of all.body.data.data) assertFields(bucket, BUCKET_FIELDS, 'bucket');
-      assert.deepEqual(all.body.data.data.map((b: any) => b.id), [ada.defaultBucketId, hub.buckets[0].id, extra.id]);
-      assert.deepEqual(all.body.data.data.map((b: any) => b.isDefault), [true, false, false]);
+      assert.deepEqual(
+        all.body.data.data.map((b: any) => b.id),
+        [ada.defaultBucketId, hub.buckets[0].id, extra.id],
+      );
+      assert.deepEqual(
+        all.body.data.data.map((b: any) => b.isDefault),
+        [true, false, false],
+      );
 
       const ofHub = await ada.api.get(`/api/bucket/list?datahubId=${hub.id}`);
-      assert.deepEqual(ofHub.body.data.data.map((b: any) => b.name), ['default-2', 'extra']);
+      assert.deepEqual(
+        ofHub.body.data.data.map((b: any) => b.name),
+        ['default-2', 'extra'],
+      );
       assert.equal(ofHub.body.data.total, 2);
 
       const first = (await ada.api.get('/api/bucket/list?limit=2')).body.data;
       assert.equal(first.data.length, 2);
       assert.equal(first.total, 3);
       const rest = (await ada.api.get(`/api/bucket/list?limit=2&cursor=${first.nextCursor}`)).body.data;
-      assert.deepEqual(rest.data.map((b: any) => b.id), [extra.id]);
+      assert.deepEqual(
+        rest.data.map((b: any) => b.id),
+        [extra.id],
+      );
       assert.equal(rest.nextCursor, null);
 
-      assert.deepEqual((await bob.api.get('/api/bucket/list')).body.data.data.map((b: any) => b.id), [bob.defaultBucketId]);
+      assert.deepEqual(
+        (await bob.api.get('/api/bucket/list')).body.data.data.map((b: any) => b.id),
+        [bob.defaultBucketId],
+      );
       assertError(await bob.api.get(`/api/bucket/list?datahubId=${hub.id}`), 404, 'DATAHUB_NOT_FOUND');
       assertError(await ada.api.get('/api/bucket/list?datahubId=dhb_bad'), 400, 'INVALID_ID');
       assertError(await ada.api.get('/api/bucket/list?limit=0'), 400, 'VALIDATION_FAILED');
@@ -153,7 +176,10 @@ for (const dialect of DIALECTS) {
       assertError(await user.api.get(`/api/folders/details/${bucket.rootFolderId}`), 404, 'FOLDER_NOT_FOUND');
       const rows = await database.db.selectFrom('folders').select('id').where('bucket_id', '=', bucket.id).execute();
       assert.deepEqual(rows, []);
-      assert.deepEqual((await user.api.get('/api/bucket/list')).body.data.data.map((b: any) => b.id), [user.defaultBucketId]);
+      assert.deepEqual(
+        (await user.api.get('/api/bucket/list')).body.data.data.map((b: any) => b.id),
+        [user.defaultBucketId],
+      );
       // The name is free again.
       assert.equal((await user.api.post(`/api/bucket/create/${user.defaultDatahubId}`, { name: 'scratch' })).status, 201);
     });

@@ -53,7 +53,11 @@ for (const dialect of DIALECTS) {
       assert.equal(root.body.data.locationLabel, hub.locationLabel);
       assert.equal(await rootFolderId(user, bucket.id), bucket.rootFolderId);
       const file = await putFile(app, user, bucket.rootFolderId, 'hello.txt', 'hello datahub');
-      const download = await app.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${file.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(download.body, 'hello datahub');
 
       const third = await user.api.put('/api/datahub/create', { name: 'Third', locationId: location.id });
@@ -86,7 +90,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await user.api.get('/api/datahub/list')).body.data.total, 1);
     });
 
-    it('GET /datahub/list gives the caller\'s datahubs with their buckets, paginated, and no one else\'s', async (t) => {
+    it("GET /datahub/list gives the caller's datahubs with their buckets, paginated, and no one else's", async (t) => {
       const { app } = await build(t, dialect);
       const ada = await signUp(app);
       const bob = await signUp(app);
@@ -101,13 +105,22 @@ for (const dialect of DIALECTS) {
       const page = res.body.data;
       assert.equal(page.total, 2);
       assert.equal(page.nextCursor, null);
-      assert.deepEqual(page.data.map((d: any) => d.id), [ada.defaultDatahubId, created.body.data.id]);
+      assert.deepEqual(
+        page.data.map((d: any) => d.id),
+        [ada.defaultDatahubId, created.body.data.id],
+      );
       for (const hub of page.data) assertFields(hub, DATAHUB_FIELDS, 'datahub');
       const [first, second] = page.data;
       assert.equal(first.isDefault, true);
       assert.equal(first.name, 'My datahub');
-      assert.deepEqual(first.buckets.map((b: any) => [b.id, b.isDefault]), [[ada.defaultBucketId, true]]);
-      assert.deepEqual(second.buckets.map((b: any) => b.name), ['default-2', 'extra-bucket']);
+      assert.deepEqual(
+        first.buckets.map((b: any) => [b.id, b.isDefault]),
+        [[ada.defaultBucketId, true]],
+      );
+      assert.deepEqual(
+        second.buckets.map((b: any) => b.name),
+        ['default-2', 'extra-bucket'],
+      );
       assert.ok(!JSON.stringify(page).includes('Bob only'));
 
       const one = await ada.api.get('/api/datahub/list?limit=1');
@@ -115,13 +128,16 @@ for (const dialect of DIALECTS) {
       assert.equal(one.body.data.total, 2);
       assert.equal(typeof one.body.data.nextCursor, 'string');
       const next = await ada.api.get(`/api/datahub/list?limit=1&cursor=${one.body.data.nextCursor}`);
-      assert.deepEqual(next.body.data.data.map((d: any) => d.id), [created.body.data.id]);
+      assert.deepEqual(
+        next.body.data.data.map((d: any) => d.id),
+        [created.body.data.id],
+      );
       assert.equal(next.body.data.nextCursor, null);
       assertError(await ada.api.get('/api/datahub/list?cursor=nope'), 400, 'INVALID_CURSOR');
       assertError(await client(app).get('/api/datahub/list'), 401, 'UNAUTHENTICATED');
     });
 
-    it('GET /datahub/size has the API contract\'s fields and counts versions and the trash, not deleted files', async (t) => {
+    it("GET /datahub/size has the API contract's fields and counts versions and the trash, not deleted files", async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const empty = await user.api.get(`/api/datahub/size/${user.defaultDatahubId}`);
@@ -179,7 +195,7 @@ for (const dialect of DIALECTS) {
       assert.equal(theirs.versionsObjectsSize, '0 B');
     });
 
-    it('size: a malformed id is 400, an unknown or another user\'s datahub 404, no token 401', async (t) => {
+    it("size: a malformed id is 400, an unknown or another user's datahub 404, no token 401", async (t) => {
       const { app } = await build(t, dialect);
       const ada = await signUp(app);
       const bob = await signUp(app);

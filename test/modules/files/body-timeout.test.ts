@@ -22,7 +22,11 @@ function rawPutHead(folderId: string, user: TestUser, name: string, length: numb
 }
 
 function assertTimedOut(answer: RawAnswer, idleMs: number): void {
-  assert.equal(answer.status, 408, `a 408 is expected ${answer.sinceLastSendMs} ms after the last byte, got ${answer.status ?? 'no answer'}`);
+  assert.equal(
+    answer.status,
+    408,
+    `a 408 is expected ${answer.sinceLastSendMs} ms after the last byte, got ${answer.status ?? 'no answer'}`,
+  );
   const body = JSON.parse(answer.body);
   assert.deepEqual({ ...body, message: typeof body.message }, { status: 408, code: 'REQUEST_TIMEOUT', message: 'string', data: null });
   assert.equal(answer.headers.connection, 'close');
@@ -74,7 +78,11 @@ for (const dialect of DIALECTS) {
 
     it('a raw upload stalled mid-body is answered 408 after the idle time, and nothing of it stays', async (t) => {
       const logs = logCollector();
-      const { app, database, config } = await build(t, dialect, { config: { bodyIdleSeconds: 1, logLevel: 'info' }, logStream: logs.stream, webRoot: null });
+      const { app, database, config } = await build(t, dialect, {
+        config: { bodyIdleSeconds: 1, logLevel: 'info' },
+        logStream: logs.stream,
+        webRoot: null,
+      });
       const user = await signUp(app);
       const folder = await rootFolderId(user);
       const port = await listen(app);
@@ -92,7 +100,10 @@ for (const dialect of DIALECTS) {
       });
       await eventually(async () => assert.deepEqual(await leftovers(database, config, user.id), before), 1000);
       // A client gone quiet is no fault of the server's: told at info level, never as an error.
-      assert.deepEqual(logs.lines.filter((l) => l.level >= 40).map((l) => l.msg), []);
+      assert.deepEqual(
+        logs.lines.filter((l) => l.level >= 40).map((l) => l.msg),
+        [],
+      );
       assert.equal(logs.lines.filter((l) => l.msg === 'request body timed out').length, 1);
     });
 
@@ -107,7 +118,9 @@ for (const dialect of DIALECTS) {
         await multipart.send(
           `POST /api/files/upload/${folder} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${user.token}\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: 10000000\r\n\r\n`,
         );
-        await multipart.send(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="part.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+        await multipart.send(
+          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="part.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        );
         await multipart.send(randomBytes(300_000));
         await chunked.send(rawPutHead(folder, user, 'chunked.bin', 'chunked'));
         const chunk = randomBytes(300_000);
@@ -123,7 +136,9 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect, { config: { bodyIdleSeconds: 1 } });
       const port = await listen(app);
       await withConnections(port, 1, async ([client]) => {
-        await client.send('POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n');
+        await client.send(
+          'POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n',
+        );
         await client.send('{"email":"a');
         const answer = await client.answer(5000);
         assertTimedOut(answer, 1000);
@@ -136,7 +151,9 @@ for (const dialect of DIALECTS) {
       const port = await listen(app);
       await withConnections(port, 1, async ([client]) => {
         const started = Date.now();
-        await client.send('POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+        await client.send(
+          'POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+        );
         let answer: RawAnswer | undefined;
         for (let i = 0; i < 20 && !answer?.status && !answer?.closedByServer; i++) {
           await client.send(' ').catch(() => {});

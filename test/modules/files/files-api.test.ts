@@ -23,8 +23,22 @@ const DAY = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SEGMENT = 64 * 1024;
 const DETAIL_FIELDS = [
-  'id', 'name', 'size', 'createdAt', 'updatedAt', 'folderId', 'bucketId', 'contentType', 'visibility',
-  'retentionPeriod', 'retainUntil', 'hashName', 'checksum', 'versionCount', 'isDelete', 'deletedAt',
+  'id',
+  'name',
+  'size',
+  'createdAt',
+  'updatedAt',
+  'folderId',
+  'bucketId',
+  'contentType',
+  'visibility',
+  'retentionPeriod',
+  'retainUntil',
+  'hashName',
+  'checksum',
+  'versionCount',
+  'isDelete',
+  'deletedAt',
 ].sort();
 const UNKNOWN_FILE = 'fil_0000000000000000000000000z';
 const UNKNOWN_VERSION = 'ver_0000000000000000000000000z';
@@ -62,7 +76,12 @@ function files(app: FastifyInstance, user: TestUser) {
   return {
     upload(folderId: string, parts: Part[], query = '') {
       const { body, contentType } = multipart(parts);
-      return app.inject({ method: 'POST', url: `/api/files/upload/${folderId}${query}`, headers: { ...auth, 'content-type': contentType }, payload: body });
+      return app.inject({
+        method: 'POST',
+        url: `/api/files/upload/${folderId}${query}`,
+        headers: { ...auth, 'content-type': contentType },
+        payload: body,
+      });
     },
     async uploadOk(folderId: string, parts: Part[], query = '') {
       const res = await this.upload(folderId, parts, query);
@@ -235,7 +254,15 @@ for (const dialect of DIALECTS) {
         assert.equal((await folderDetail(user, folder.id)).totalFiles, 1);
 
         // Without a name, or into a folder that is not there: refused, nothing stored.
-        assertInjectError(await app.inject({ method: 'PUT', url: `/api/files/upload/${folder.id}`, headers: { authorization: `Bearer ${user.token}` }, payload: 'x' }), 400);
+        assertInjectError(
+          await app.inject({
+            method: 'PUT',
+            url: `/api/files/upload/${folder.id}`,
+            headers: { authorization: `Bearer ${user.token}` },
+            payload: 'x',
+          }),
+          400,
+        );
         assertInjectError(await f.put('fld_0000000000000000000000000z', 'a.txt', 'x'), 404, 'FOLDER_NOT_FOUND');
         assertInjectError(await f.put('not-a-folder', 'a.txt', 'x'), 400, 'INVALID_ID');
         assert.equal((await folderDetail(user, folder.id)).totalFiles, 1);
@@ -250,7 +277,12 @@ for (const dialect of DIALECTS) {
         assertInjectError(await f.upload(root, [{ field: 'comment', data: 'no file here' }]), 400, 'NO_FILE_IN_UPLOAD');
         const json = await user.api.post(`/api/files/upload/${root}`, { file: 'x' });
         assertError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
-        const raw = await app.inject({ method: 'POST', url: `/api/files/upload/${root}`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' }, payload: 'bytes' });
+        const raw = await app.inject({
+          method: 'POST',
+          url: `/api/files/upload/${root}`,
+          headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+          payload: 'bytes',
+        });
         assertInjectError(raw, 415);
         assert.equal((await folderDetail(user, root)).totalFiles, 0);
         assert.deepEqual(await listNames(user, root), []);
@@ -315,11 +347,14 @@ for (const dialect of DIALECTS) {
         assert.equal(versions.status, 200);
         const list = versions.body.data as any[];
         assert.equal(list.length, 3);
-        assert.deepEqual(list.map((v) => [v.size, v.checksum, v.isCurrent]), [
-          [three.length, sha(three), true],
-          [two.length, sha(two), false],
-          [one.length, sha(one), false],
-        ]);
+        assert.deepEqual(
+          list.map((v) => [v.size, v.checksum, v.isCurrent]),
+          [
+            [three.length, sha(three), true],
+            [two.length, sha(two), false],
+            [one.length, sha(one), false],
+          ],
+        );
         for (const v of list) {
           assert.match(v.id, /^ver_/);
           assert.match(v.createdAt, ISO_MS);
@@ -584,10 +619,23 @@ for (const dialect of DIALECTS) {
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
-        const days: Record<string, number> = { '30d': 30, '45d': 45, '90d': 90, '120d': 120, '180d': 180, '1Y': 365, '2Y': 730, '3Y': 1095, '5Y': 1825 };
+        const days: Record<string, number> = {
+          '30d': 30,
+          '45d': 45,
+          '90d': 90,
+          '120d': 120,
+          '180d': 180,
+          '1Y': 365,
+          '2Y': 730,
+          '3Y': 1095,
+          '5Y': 1825,
+        };
         const probe = await f.putOk(root, 'probe.txt', 'p');
         for (const bad of ['7d', '1y', '10Y', '30D', '1M', '365d', '0d', '', ' 30d', 30]) {
-          assertError(await user.api.put(`/api/files/update/${probe.id}`, { name: 'probe.txt', visibility: 'private', retentionPeriod: bad }), 400);
+          assertError(
+            await user.api.put(`/api/files/update/${probe.id}`, { name: 'probe.txt', visibility: 'private', retentionPeriod: bad }),
+            400,
+          );
         }
         const untouched = await fileDetail(user, probe.id);
         assert.equal(untouched.retentionPeriod, null);
@@ -595,7 +643,11 @@ for (const dialect of DIALECTS) {
         for (const [period, n] of Object.entries(days)) {
           const file = await f.putOk(root, `kept-${period}.txt`, period);
           const before = Date.now();
-          const res = await user.api.put(`/api/files/update/${file.id}`, { name: file.name, visibility: 'private', retentionPeriod: period });
+          const res = await user.api.put(`/api/files/update/${file.id}`, {
+            name: file.name,
+            visibility: 'private',
+            retentionPeriod: period,
+          });
           assert.equal(res.status, 200, `${period}: ${JSON.stringify(res.body)}`);
           const detail = await fileDetail(user, file.id);
           assert.equal(detail.retentionPeriod, period);
@@ -608,7 +660,8 @@ for (const dialect of DIALECTS) {
         const user = await signUp(app);
         const f = files(app, user);
         const file = await f.putOk(await rootFolderId(user), 'contract.pdf', 'signed');
-        const update = (body: Record<string, unknown>) => user.api.put(`/api/files/update/${file.id}`, { name: 'contract.pdf', visibility: 'private', ...body });
+        const update = (body: Record<string, unknown>) =>
+          user.api.put(`/api/files/update/${file.id}`, { name: 'contract.pdf', visibility: 'private', ...body });
         assert.equal((await update({ retentionPeriod: '1Y' })).status, 200);
         const oneYear = (await fileDetail(user, file.id)).retainUntil;
         const shorter = await update({ name: 'renamed.pdf', retentionPeriod: '30d' });
@@ -653,7 +706,11 @@ for (const dialect of DIALECTS) {
         assert.equal((await user.api.delete(`/api/files/versions/${free.id}/${freeOld}`)).status, 200);
         assert.equal((await fileDetail(user, free.id)).versionCount, 1);
 
-        assert.equal((await user.api.put(`/api/files/update/${file.id}`, { name: 'ledger.csv', visibility: 'private', retentionPeriod: '30d' })).status, 200);
+        assert.equal(
+          (await user.api.put(`/api/files/update/${file.id}`, { name: 'ledger.csv', visibility: 'private', retentionPeriod: '30d' }))
+            .status,
+          200,
+        );
         assertError(await user.api.delete(`/api/files/delete/${file.id}?trash=hard`), 409, 'RETENTION_ACTIVE');
         assertError(await user.api.delete(`/api/files/delete/${file.id}`, { trash: 'hard' }), 409, 'RETENTION_ACTIVE');
         const versions = (await user.api.get(`/api/files/versions/${file.id}`)).body.data;
@@ -678,7 +735,11 @@ for (const dialect of DIALECTS) {
         const kept = await f.putOk(deep.id, 'invoice.pdf', 'invoice');
         const beside = await f.putOk(middle.id, 'notes.txt', 'notes');
         const atTop = await f.putOk(top.id, 'index.txt', 'index');
-        assert.equal((await user.api.put(`/api/files/update/${kept.id}`, { name: 'invoice.pdf', visibility: 'private', retentionPeriod: '45d' })).status, 200);
+        assert.equal(
+          (await user.api.put(`/api/files/update/${kept.id}`, { name: 'invoice.pdf', visibility: 'private', retentionPeriod: '45d' }))
+            .status,
+          200,
+        );
         const before = await folderDetail(user, top.id);
         for (const folder of [top, middle, deep]) {
           assertError(await user.api.delete(`/api/folders/delete/${folder.id}?trash=hard`), 409, 'RETENTION_ACTIVE');
@@ -706,7 +767,10 @@ for (const dialect of DIALECTS) {
         const root = await rootFolderId(user);
         const elsewhere = await createFolder(user, 'Elsewhere');
         const file = await f.putOk(root, 'kept.txt', 'one');
-        assert.equal((await user.api.put(`/api/files/update/${file.id}`, { name: 'kept.txt', visibility: 'private', retentionPeriod: '90d' })).status, 200);
+        assert.equal(
+          (await user.api.put(`/api/files/update/${file.id}`, { name: 'kept.txt', visibility: 'private', retentionPeriod: '90d' })).status,
+          200,
+        );
         const retainUntil = (await fileDetail(user, file.id)).retainUntil;
         // A new version.
         const v2 = await f.putOk(root, 'kept.txt', 'two');
@@ -729,12 +793,18 @@ for (const dialect of DIALECTS) {
         assertError(await user.api.get(`/api/files/details/${loose.id}`), 404);
         const stillThere = await fileDetail(user, file.id);
         assert.equal(stillThere.isDelete, true);
-        assert.deepEqual((await user.api.get('/api/trash/list')).body.data.files.map((x: any) => x.id), [file.id]);
+        assert.deepEqual(
+          (await user.api.get('/api/trash/list')).body.data.files.map((x: any) => x.id),
+          [file.id],
+        );
         const restored = await user.api.post(`/api/files/restore/${file.id}`);
         assert.equal(restored.status, 200);
         assert.equal(restored.body.data.folderId, elsewhere.id);
         assert.equal((await f.bytes(file.id)).toString(), 'two');
-        assert.equal((await f.bytes(file.id, `?versionId=${(await user.api.get(`/api/files/versions/${file.id}`)).body.data[1].id}`)).toString(), 'one');
+        assert.equal(
+          (await f.bytes(file.id, `?versionId=${(await user.api.get(`/api/files/versions/${file.id}`)).body.data[1].id}`)).toString(),
+          'one',
+        );
       });
 
       it('emptying the trash keeps a trashed folder that holds a retained file', async (t) => {
@@ -743,7 +813,10 @@ for (const dialect of DIALECTS) {
         const f = files(app, user);
         const folder = await createFolder(user, 'Legal');
         const file = await f.putOk(folder.id, 'nda.pdf', 'nda');
-        assert.equal((await user.api.put(`/api/files/update/${file.id}`, { name: 'nda.pdf', visibility: 'private', retentionPeriod: '2Y' })).status, 200);
+        assert.equal(
+          (await user.api.put(`/api/files/update/${file.id}`, { name: 'nda.pdf', visibility: 'private', retentionPeriod: '2Y' })).status,
+          200,
+        );
         assert.equal((await user.api.delete(`/api/folders/delete/${folder.id}`)).status, 200);
         const emptied = await user.api.delete('/api/trash/empty');
         assert.equal(emptied.status, 200);
@@ -764,8 +837,13 @@ for (const dialect of DIALECTS) {
         const root = await rootFolderId(user);
         // Upload order differs from name order and from size order; some sizes tie.
         const uploads: [string, number][] = [
-          ['delta.txt', 40], ['alpha.txt', 10], ['golf.txt', 20], ['charlie.txt', 30],
-          ['echo.txt', 20], ['bravo.txt', 50], ['foxtrot.txt', 20],
+          ['delta.txt', 40],
+          ['alpha.txt', 10],
+          ['golf.txt', 20],
+          ['charlie.txt', 30],
+          ['echo.txt', 20],
+          ['bravo.txt', 50],
+          ['foxtrot.txt', 20],
         ];
         const ids = new Map<string, string>();
         for (const [name, size] of uploads) {
@@ -802,13 +880,62 @@ for (const dialect of DIALECTS) {
           [...uploads].sort((a, b) => (order === 'asc' ? a[1] - b[1] : b[1] - a[1])).map(([, size]) => size);
         const byCreated = uploads.map(([n]) => n);
         const cases: { query: string; check: (items: any[]) => void }[] = [
-          { query: '', check: (items) => assert.deepEqual(items.map((i) => i.name), byName) },
-          { query: '&sort=name&order=asc', check: (items) => assert.deepEqual(items.map((i) => i.name), byName) },
-          { query: '&sort=name&order=desc', check: (items) => assert.deepEqual(items.map((i) => i.name), [...byName].reverse()) },
-          { query: '&sort=createdAt', check: (items) => assert.deepEqual(items.map((i) => i.name), byCreated) },
-          { query: '&sort=createdAt&order=desc', check: (items) => assert.deepEqual(items.map((i) => i.name), [...byCreated].reverse()) },
-          { query: '&sort=size&order=asc', check: (items) => assert.deepEqual(items.map((i) => i.size), bySize('asc')) },
-          { query: '&sort=size&order=desc', check: (items) => assert.deepEqual(items.map((i) => i.size), bySize('desc')) },
+          {
+            query: '',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.name),
+                byName,
+              ),
+          },
+          {
+            query: '&sort=name&order=asc',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.name),
+                byName,
+              ),
+          },
+          {
+            query: '&sort=name&order=desc',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.name),
+                [...byName].reverse(),
+              ),
+          },
+          {
+            query: '&sort=createdAt',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.name),
+                byCreated,
+              ),
+          },
+          {
+            query: '&sort=createdAt&order=desc',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.name),
+                [...byCreated].reverse(),
+              ),
+          },
+          {
+            query: '&sort=size&order=asc',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.size),
+                bySize('asc'),
+              ),
+          },
+          {
+            query: '&sort=size&order=desc',
+            check: (items) =>
+              assert.deepEqual(
+                items.map((i) => i.size),
+                bySize('desc'),
+              ),
+          },
         ];
         for (const { query, check } of cases) {
           for (const limit of [1, 2, 3, 1000]) {
@@ -919,9 +1046,17 @@ for (const dialect of DIALECTS) {
         assertError(await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: target.id }), 409, 'NAME_CONFLICT');
         assertError(await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: target.id, name: 'b.txt' }), 409, 'NAME_CONFLICT');
         assertError(await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: trashed.id }), 409, 'FOLDER_IN_TRASH');
-        assertError(await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: 'fld_0000000000000000000000000z' }), 404, 'FOLDER_NOT_FOUND');
+        assertError(
+          await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: 'fld_0000000000000000000000000z' }),
+          404,
+          'FOLDER_NOT_FOUND',
+        );
         assertError(await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: 'nope' }), 400, 'INVALID_ID');
-        assertError(await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: target.id, name: '../c.txt' }), 400, 'INVALID_NAME');
+        assertError(
+          await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: target.id, name: '../c.txt' }),
+          400,
+          'INVALID_NAME',
+        );
         assertError(await user.api.post(`/api/files/move/${file.id}`, {}), 400);
         assertError(await user.api.post(`/api/files/move/${UNKNOWN_FILE}`, { targetFolderId: target.id }), 404, 'FILE_NOT_FOUND');
         const detail = await fileDetail(user, file.id);
@@ -966,7 +1101,11 @@ for (const dialect of DIALECTS) {
         const named = await user.api.post(`/api/files/copy/${file.id}`, { targetFolderId: other.id, name: 'scan-2.pdf' });
         assert.equal(named.status, 201);
         assert.equal(named.body.data.name, 'scan-2.pdf');
-        assertError(await user.api.post(`/api/files/copy/${file.id}`, { targetFolderId: other.id, name: 'scan.pdf' }), 409, 'NAME_CONFLICT');
+        assertError(
+          await user.api.post(`/api/files/copy/${file.id}`, { targetFolderId: other.id, name: 'scan.pdf' }),
+          409,
+          'NAME_CONFLICT',
+        );
         assert.equal((await folderDetail(user, root)).totalFiles, 5);
         assert.equal((await folderDetail(user, other.id)).totalFiles, 2);
 
@@ -976,7 +1115,10 @@ for (const dialect of DIALECTS) {
         await collect();
         for (const id of [c.id, again.body.data.id, elsewhere.body.data.id, named.body.data.id]) {
           assert.deepEqual(await f.bytes(id), data, id);
-          assert.equal((await f.download(id, { range: 'bytes=70000-70009' })).rawPayload.toString('hex'), data.subarray(70_000, 70_010).toString('hex'));
+          assert.equal(
+            (await f.download(id, { range: 'bytes=70000-70009' })).rawPayload.toString('hex'),
+            data.subarray(70_000, 70_010).toString('hex'),
+          );
         }
       });
     });
@@ -1104,7 +1246,10 @@ for (const dialect of DIALECTS) {
         assert.equal(copy.totalFiles, 3);
         assert.equal(copy.totalSizeByte, 9 + 130_000 + 66_000);
         const copiedFiles = (await user.api.get(`/api/files/list/${copy.id}?limit=1000`)).body.data.data;
-        assert.deepEqual(copiedFiles.map((x: any) => x.name), ['data.bin', 'readme.md']);
+        assert.deepEqual(
+          copiedFiles.map((x: any) => x.name),
+          ['data.bin', 'readme.md'],
+        );
         const originals = (await user.api.get(`/api/files/list/${folder.id}?limit=1000`)).body.data.data;
         const originalIds = new Set(originals.map((x: any) => x.id));
         for (const item of copiedFiles) {
@@ -1148,7 +1293,10 @@ for (const dialect of DIALECTS) {
         }
         assert.deepEqual(await listNames(user, root), ['outside.txt']);
         const trash = (await user.api.get('/api/trash/list')).body.data;
-        assert.deepEqual(trash.folders.map((x: any) => x.id), [folder.id]);
+        assert.deepEqual(
+          trash.folders.map((x: any) => x.id),
+          [folder.id],
+        );
         assert.deepEqual(trash.files, [], 'files trashed with their folder are inside it');
 
         const restored = await user.api.post(`/api/folders/restore/${folder.id}`);
@@ -1200,8 +1348,14 @@ for (const dialect of DIALECTS) {
         const versions = (await user.api.get(`/api/files/versions/${file.id}`)).body.data;
         assert.equal(versions.length, 3);
         assert.notEqual(versions[0].id, first.id, 'a new version, not the old one moved');
-        assert.deepEqual(versions.map((v: any) => v.isCurrent), [true, false, false]);
-        assert.deepEqual(versions.map((v: any) => v.checksum), [sha(v1), sha(v2), sha(v1)]);
+        assert.deepEqual(
+          versions.map((v: any) => v.isCurrent),
+          [true, false, false],
+        );
+        assert.deepEqual(
+          versions.map((v: any) => v.checksum),
+          [sha(v1), sha(v2), sha(v1)],
+        );
         assert.equal((await folderDetail(user, root)).totalSizeByte, v1.length);
         assertError(await user.api.post(`/api/files/versions/${file.id}/${UNKNOWN_VERSION}/restore`), 404, 'VERSION_NOT_FOUND');
         assertError(await user.api.post(`/api/files/versions/${file.id}/nope/restore`), 400, 'INVALID_ID');
@@ -1227,7 +1381,8 @@ for (const dialect of DIALECTS) {
         const folder = await createFolder(user, 'Site');
         const data = randomBytes(100_000);
         const file = await f.putOk(folder.id, 'poster "big".png', data, 'image/png');
-        const anonymous = (headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: `/api/files/public/${file.hashName}`, headers });
+        const anonymous = (headers: Record<string, string> = {}) =>
+          app.inject({ method: 'GET', url: `/api/files/public/${file.hashName}`, headers });
         const setVisibility = async (visibility: string) =>
           assert.equal((await user.api.put(`/api/files/update/${file.id}`, { name: 'poster "big".png', visibility })).status, 200);
 
@@ -1298,7 +1453,11 @@ for (const dialect of DIALECTS) {
         await user.api.delete(`/api/files/delete/${loose.id}`);
         await user.api.delete(`/api/files/delete/${inLive.id}`);
         const trash = (await user.api.get('/api/trash/list')).body.data;
-        assert.deepEqual(trash.folders.map((x: any) => x.id), [folder.id], 'top level only: not Inner');
+        assert.deepEqual(
+          trash.folders.map((x: any) => x.id),
+          [folder.id],
+          'top level only: not Inner',
+        );
         assert.equal(trash.folders[0].isDelete, true);
         assert.deepEqual(trash.files.map((x: any) => x.id).sort(), [loose.id, inLive.id].sort(), 'not the files inside the trashed folder');
         for (const item of trash.files) {
@@ -1311,7 +1470,8 @@ for (const dialect of DIALECTS) {
         assert.equal(emptied.status, 200, JSON.stringify(emptied.body));
         assert.deepEqual(emptied.body.data, { deleted: 3, keptUnderRetention: 0 });
         assert.deepEqual((await user.api.get('/api/trash/list')).body.data, { folders: [], files: [] });
-        for (const id of [inFolder.id, inInner.id, loose.id, inLive.id]) assertError(await user.api.get(`/api/files/details/${id}`), 404, 'FILE_NOT_FOUND');
+        for (const id of [inFolder.id, inInner.id, loose.id, inLive.id])
+          assertError(await user.api.get(`/api/files/details/${id}`), 404, 'FILE_NOT_FOUND');
         for (const id of [folder.id, inner.id]) assertError(await user.api.get(`/api/folders/details/${id}`), 404);
         assert.equal((await f.bytes(keep.id)).toString(), 'e');
         const rootDetail = await folderDetail(user, root);
@@ -1356,7 +1516,10 @@ for (const dialect of DIALECTS) {
         assertError(await other.api.get(`/api/trash/list?bucketId=${owner.defaultBucketId}`), 404);
         assertError(await other.api.delete(`/api/trash/empty?bucketId=${owner.defaultBucketId}`), 404);
         assert.equal((await fileDetail(owner, file.id)).isDelete, true);
-        assert.deepEqual((await owner.api.get('/api/trash/list')).body.data.files.map((x: any) => x.id), [file.id]);
+        assert.deepEqual(
+          (await owner.api.get('/api/trash/list')).body.data.files.map((x: any) => x.id),
+          [file.id],
+        );
         assertError(await client(app).get('/api/trash/list'), 401);
         assertError(await client(app).delete('/api/trash/empty'), 401);
       });
@@ -1385,7 +1548,11 @@ for (const dialect of DIALECTS) {
           { method: 'GET', url: `/api/files/download/${file.id}` },
           { method: 'GET', url: `/api/files/download/${file.id}?versionId=${old.id}` },
           { method: 'PUT', url: `/api/files/update/${file.id}`, body: { name: 'mine.txt', visibility: 'public' } },
-          { method: 'PUT', url: `/api/files/update/${file.id}`, body: { name: 'secret.txt', visibility: 'private', retentionPeriod: '5Y' } },
+          {
+            method: 'PUT',
+            url: `/api/files/update/${file.id}`,
+            body: { name: 'secret.txt', visibility: 'private', retentionPeriod: '5Y' },
+          },
           { method: 'POST', url: `/api/files/move/${file.id}`, body: { targetFolderId: otherRoot } },
           { method: 'POST', url: `/api/files/move/${file.id}`, body: { targetFolderId: folder.id, name: 'renamed.txt' } },
           { method: 'POST', url: `/api/files/copy/${file.id}`, body: { targetFolderId: otherRoot } },
@@ -1437,7 +1604,10 @@ for (const dialect of DIALECTS) {
         assert.equal(detail.retentionPeriod, null);
         assert.equal(detail.versionCount, 2);
         assert.equal(detail.isDelete, false);
-        assert.deepEqual((await owner.api.get(`/api/files/versions/${file.id}`)).body.data.map((v: any) => v.id), [current.id, old.id]);
+        assert.deepEqual(
+          (await owner.api.get(`/api/files/versions/${file.id}`)).body.data.map((v: any) => v.id),
+          [current.id, old.id],
+        );
         assert.equal((await f.bytes(file.id)).toString(), 'secret v2');
         assert.equal((await fileDetail(owner, trashed.id)).isDelete, true);
         assert.deepEqual(await listNames(owner, folder.id), ['secret.txt']);
@@ -1479,7 +1649,22 @@ for (const dialect of DIALECTS) {
         }
         assert.deepEqual((await listNames(user, root)).sort(), [...accepted].sort());
 
-        const rejected = ['../x', 'a/b', '/', 'line\nbreak.txt', 'carriage\rreturn', 'tab\there', 'nul\u0000byte', 'bell\u0007', 'del\u007f', '.', '..', '', `${max}a`, 'é'.repeat(128)];
+        const rejected = [
+          '../x',
+          'a/b',
+          '/',
+          'line\nbreak.txt',
+          'carriage\rreturn',
+          'tab\there',
+          'nul\u0000byte',
+          'bell\u0007',
+          'del\u007f',
+          '.',
+          '..',
+          '',
+          `${max}a`,
+          'é'.repeat(128),
+        ];
         for (const name of rejected) {
           const res = await f.put(root, name, 'x');
           assert.equal(res.statusCode, 400, `${JSON.stringify(name)}: ${res.body}`);
@@ -1544,8 +1729,30 @@ for (const dialect of DIALECTS) {
         const blobFiles = blobEntries.filter((e) => fs.statSync(path.join(blobRoot, e)).isFile());
         assert.ok(blobFiles.length >= names.length * 2 + 1, `the blobs are there: ${blobFiles.length}`);
         const parts = [
-          'quotedname', 'zebra', 'unicodename', 'ünïcødé', '文件夹', 'spacesname', 'dotdotname', 'qqqqqqqq', 'encodedname',
-          'multipartname', 'résumé', 'escapename', 'newlinename', 'movedname', 'renamedname', 'copiedname', 'vaultfolder', '.txt', '.bin', '..', ' ', '"', "'", '%',
+          'quotedname',
+          'zebra',
+          'unicodename',
+          'ünïcødé',
+          '文件夹',
+          'spacesname',
+          'dotdotname',
+          'qqqqqqqq',
+          'encodedname',
+          'multipartname',
+          'résumé',
+          'escapename',
+          'newlinename',
+          'movedname',
+          'renamedname',
+          'copiedname',
+          'vaultfolder',
+          '.txt',
+          '.bin',
+          '..',
+          ' ',
+          '"',
+          "'",
+          '%',
         ];
         // Everything under the data folder, not only the blobs: no file or folder takes any part of a name.
         for (const entry of walk(config.dataDir)) {
@@ -1565,7 +1772,10 @@ for (const dialect of DIALECTS) {
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
-        const [first, second] = await f.uploadOk(root, [{ filename: 'twice.txt', data: 'one' }, { filename: 'twice.txt', data: 'second' }]);
+        const [first, second] = await f.uploadOk(root, [
+          { filename: 'twice.txt', data: 'one' },
+          { filename: 'twice.txt', data: 'second' },
+        ]);
         assert.equal(second.id, first.id);
         assert.equal(first.versionCount, 1);
         assert.equal(second.versionCount, 2);

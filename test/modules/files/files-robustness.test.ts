@@ -85,7 +85,10 @@ function multipartUpload(app: FastifyInstance, user: TestUser, folderId: string,
 }
 
 async function countRows(database: DatabaseHandle, table: 'files' | 'file_versions' | 'blobs'): Promise<number> {
-  const row = await database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await database.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -97,7 +100,11 @@ async function usedBytes(database: DatabaseHandle, userId: string): Promise<numb
 async function folderTotals(user: TestUser, folderId: string) {
   const res = await user.api.get(`/api/folders/details/${folderId}`);
   assert.equal(res.status, 200);
-  return { totalFiles: res.body.data.totalFiles as number, totalSizeByte: res.body.data.totalSizeByte as number, totalSubfolders: res.body.data.totalSubfolders as number };
+  return {
+    totalFiles: res.body.data.totalFiles as number,
+    totalSizeByte: res.body.data.totalSizeByte as number,
+    totalSubfolders: res.body.data.totalSubfolders as number,
+  };
 }
 
 /** Everything a refused or broken upload must leave unchanged. */
@@ -154,7 +161,10 @@ interface HttpResult {
 }
 
 /** One request over real HTTP; never rejects: a cut connection shows as `complete: false`. */
-function httpRequest(port: number, options: { method: string; path: string; headers?: Record<string, string | number>; body?: Buffer }): Promise<HttpResult> {
+function httpRequest(
+  port: number,
+  options: { method: string; path: string; headers?: Record<string, string | number>; body?: Buffer },
+): Promise<HttpResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let settled = false;
@@ -164,14 +174,17 @@ function httpRequest(port: number, options: { method: string; path: string; head
       settled = true;
       resolve({ ...result, body: Buffer.concat(chunks), ...extra });
     };
-    const req = http.request({ host: '127.0.0.1', port, method: options.method, path: options.path, headers: options.headers, agent: false }, (res) => {
-      result = { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), complete: false };
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done({ complete: res.complete }));
-      res.on('aborted', () => done({ complete: false, error: 'aborted' }));
-      res.on('error', (e) => done({ complete: false, error: e.message }));
-      res.on('close', () => done({ complete: res.complete }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: options.method, path: options.path, headers: options.headers, agent: false },
+      (res) => {
+        result = { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), complete: false };
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done({ complete: res.complete }));
+        res.on('aborted', () => done({ complete: false, error: 'aborted' }));
+        res.on('error', (e) => done({ complete: false, error: e.message }));
+        res.on('close', () => done({ complete: res.complete }));
+      },
+    );
     req.on('error', (e) => done({ complete: false, error: (e as NodeJS.ErrnoException).code ?? e.message }));
     req.end(options.body);
   });
@@ -193,7 +206,6 @@ function assertErrorEnvelope(body: any, status: number, code: string) {
   assert.ok(body.message.length > 0);
   assert.equal(body.data, null);
 }
-
 
 /**
  * Recomputes, from the folders, files and versions rows, what every maintained number should be,
@@ -244,10 +256,12 @@ async function aggregateProblems(database: DatabaseHandle, userId: string): Prom
       child_files: Number(folder.child_files),
     };
     for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
-      if (expected[key] !== actual[key]) problems.push(`folder ${folder.name} [${batch || 'live'}] ${key}: stored ${actual[key]}, recounted ${expected[key]}`);
+      if (expected[key] !== actual[key])
+        problems.push(`folder ${folder.name} [${batch || 'live'}] ${key}: stored ${actual[key]}, recounted ${expected[key]}`);
     }
     // Structure: a live folder hangs under a live folder.
-    if (batch === '' && folder.parent_id && byId.get(folder.parent_id)?.trash_batch !== '') problems.push(`live folder ${folder.name} under a trashed or missing parent`);
+    if (batch === '' && folder.parent_id && byId.get(folder.parent_id)?.trash_batch !== '')
+      problems.push(`live folder ${folder.name} under a trashed or missing parent`);
   }
 
   const versionsOf = new Map<string, typeof versions>();
@@ -256,10 +270,13 @@ async function aggregateProblems(database: DatabaseHandle, userId: string): Prom
     const own = versionsOf.get(file.id) ?? [];
     const current = own.find((v) => v.id === file.current_version_id);
     if (!current) problems.push(`file ${file.name}: current version missing`);
-    else if (Number(current.size) !== Number(file.size)) problems.push(`file ${file.name}: size ${file.size}, current version ${current.size}`);
-    if (own.length !== Number(file.version_count)) problems.push(`file ${file.name}: version_count ${file.version_count}, versions ${own.length}`);
+    else if (Number(current.size) !== Number(file.size))
+      problems.push(`file ${file.name}: size ${file.size}, current version ${current.size}`);
+    if (own.length !== Number(file.version_count))
+      problems.push(`file ${file.name}: version_count ${file.version_count}, versions ${own.length}`);
     const bytes = own.reduce((sum, v) => sum + Number(v.size), 0);
-    if (bytes !== Number(file.versions_bytes)) problems.push(`file ${file.name}: versions_bytes ${file.versions_bytes}, recounted ${bytes}`);
+    if (bytes !== Number(file.versions_bytes))
+      problems.push(`file ${file.name}: versions_bytes ${file.versions_bytes}, recounted ${bytes}`);
     const folder = byId.get(file.folder_id);
     if (!folder) problems.push(`file ${file.name}: folder missing`);
     else if (file.trash_batch === '' && folder.trash_batch !== '') problems.push(`live file ${file.name} in trashed folder ${folder.name}`);
@@ -284,7 +301,8 @@ async function aggregateProblems(database: DatabaseHandle, userId: string): Prom
   const blobs = await database.db.selectFrom('blobs').selectAll().execute();
   const blobIds = new Set(blobs.map((b) => b.id));
   for (const b of blobs) {
-    if (Number(b.ref_count) !== (refs.get(b.id) ?? 0)) problems.push(`blob ${b.id}: ref_count ${b.ref_count}, used by ${refs.get(b.id) ?? 0} versions`);
+    if (Number(b.ref_count) !== (refs.get(b.id) ?? 0))
+      problems.push(`blob ${b.id}: ref_count ${b.ref_count}, used by ${refs.get(b.id) ?? 0} versions`);
     if ((refs.get(b.id) ?? 0) > 0 && b.state !== 'ready') problems.push(`blob ${b.id} in use but ${b.state}`);
   }
   for (const id of refs.keys()) if (!blobIds.has(id)) problems.push(`a version uses blob ${id}, which has no row`);
@@ -336,7 +354,11 @@ for (const dialect of DIALECTS) {
       assert.equal(detail.body.checksum, sha256Tag(existing));
 
       // The server is still healthy and the file still downloads.
-      const download = await httpRequest(port, { method: 'GET', path: `/api/files/download/${kept.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await httpRequest(port, {
+        method: 'GET',
+        path: `/api/files/download/${kept.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(download.status, 200);
       assert.ok(download.complete);
       assert.ok(download.body.equals(existing));
@@ -378,7 +400,13 @@ for (const dialect of DIALECTS) {
         await abortUpload(
           port,
           `PUT /api/files/upload/${folder}?name=chunked${i}.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${user.token}\r\nTransfer-Encoding: chunked\r\n\r\n`,
-          Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n'), Buffer.from(`${(500_000).toString(16)}\r\n`), randomBytes(200_000)]),
+          Buffer.concat([
+            Buffer.from(`${chunk.length.toString(16)}\r\n`),
+            chunk,
+            Buffer.from('\r\n'),
+            Buffer.from(`${(500_000).toString(16)}\r\n`),
+            randomBytes(200_000),
+          ]),
           async () => assert.equal(storedFiles(config).tmp.length, 1),
         );
         await eventually(async () => assert.deepEqual(await storageSnapshot(database, config, user, [root, folder]), before));
@@ -402,7 +430,10 @@ for (const dialect of DIALECTS) {
         async () => {
           // The first is recorded and the second is being stored.
           const rows = await database.db.selectFrom('files').select('name').execute();
-          assert.deepEqual(rows.map((r) => r.name), ['first.bin']);
+          assert.deepEqual(
+            rows.map((r) => r.name),
+            ['first.bin'],
+          );
           assert.equal(storedFiles(config).tmp.length, 1);
         },
       );
@@ -420,7 +451,10 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(after.usedBytes, before.usedBytes);
       const blobs = await database.db.selectFrom('blobs').selectAll().execute();
-      assert.ok(blobs.every((b) => Number(b.ref_count) === 0), 'no blob is referenced any more');
+      assert.ok(
+        blobs.every((b) => Number(b.ref_count) === 0),
+        'no blob is referenced any more',
+      );
       await collectGarbage(database, new FsBlobStore(path.join(config.dataDir, 'blobs')));
       const collected = await storageSnapshot(database, config, user, [root, folder]);
       assert.equal(collected.blobRows.length, before.blobRows.length, 'the collector reclaims the bytes');
@@ -591,7 +625,9 @@ for (const dialect of DIALECTS) {
       const user = await signUp(app);
       const root = await rootFolderId(user);
       const folder = await mkdir(user, 'dest');
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => rawUpload(app, user, folder, `c${i}.bin`, randomBytes(100_000))));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => rawUpload(app, user, folder, `c${i}.bin`, randomBytes(100_000))),
+      );
       const codes = results.map((r) => r.statusCode).sort();
       assert.deepEqual(codes, [201, 201, 201, 507, 507, 507, 507, 507]);
       for (const r of results.filter((r) => r.statusCode === 507)) assertErrorEnvelope(r.json(), 507, 'QUOTA_EXCEEDED');
@@ -601,7 +637,10 @@ for (const dialect of DIALECTS) {
         assert.equal(s.files, 3);
         assert.equal(s.versions, 3);
         assert.equal(s.blobRows.length, 3);
-        assert.ok(s.blobRows.every((r) => r.endsWith(':ready:1')), s.blobRows.join());
+        assert.ok(
+          s.blobRows.every((r) => r.endsWith(':ready:1')),
+          s.blobRows.join(),
+        );
         assert.equal(s.storedBlobs.length, 3);
         assert.deepEqual(s.tmpFiles, []);
         assert.deepEqual(s.totals[folder], { totalFiles: 3, totalSizeByte: 300_000, totalSubfolders: 0 });
@@ -611,7 +650,9 @@ for (const dialect of DIALECTS) {
       // 8 concurrent versions of one file (another account): exactly 3 fit.
       const second = await signUp(app);
       const secondRoot = await rootFolderId(second);
-      const versions = await Promise.all(Array.from({ length: 8 }, () => rawUpload(app, second, secondRoot, 'same.bin', randomBytes(100_000))));
+      const versions = await Promise.all(
+        Array.from({ length: 8 }, () => rawUpload(app, second, secondRoot, 'same.bin', randomBytes(100_000))),
+      );
       assert.deepEqual(versions.map((r) => r.statusCode).sort(), [201, 201, 201, 507, 507, 507, 507, 507]);
       assert.equal(await usedBytes(database, second.id), 300_000);
       const sameFiles = await database.db.selectFrom('files').selectAll().where('owner_id', '=', second.id).execute();
@@ -624,7 +665,11 @@ for (const dialect of DIALECTS) {
       const third = await signUp(app);
       const thirdRoot = await rootFolderId(third);
       const original = await uploadOk(app, third, thirdRoot, 'o.bin', randomBytes(100_000));
-      const copies = await Promise.all(Array.from({ length: 8 }, (_, i) => third.api.post(`/api/files/copy/${original.id}`, { targetFolderId: thirdRoot, name: `copy${i}.bin` })));
+      const copies = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          third.api.post(`/api/files/copy/${original.id}`, { targetFolderId: thirdRoot, name: `copy${i}.bin` }),
+        ),
+      );
       assert.deepEqual(copies.map((r) => r.status).sort(), [201, 201, 507, 507, 507, 507, 507, 507]);
       assert.equal(await usedBytes(database, third.id), 300_000);
       assert.deepEqual(await folderTotals(third, thirdRoot), { totalFiles: 3, totalSizeByte: 300_000, totalSubfolders: 0 });
@@ -650,7 +695,12 @@ for (const dialect of DIALECTS) {
         'no refused upload or copy left a blob row or a reference behind',
       );
       assert.deepEqual(storedFiles(config).tmp, []);
-      assert.deepEqual(storedFiles(config).blobs.map((p) => path.basename(p)).sort(), [...expected.keys()].sort());
+      assert.deepEqual(
+        storedFiles(config)
+          .blobs.map((p) => path.basename(p))
+          .sort(),
+        [...expected.keys()].sort(),
+      );
     });
   });
   // -------------------------------------------------------------------------------------------
@@ -707,7 +757,11 @@ for (const dialect of DIALECTS) {
       const keepBlobs = await blobsOfFile(database, keep.id);
       const aBlobs = await blobsOfFile(database, twoVersions.id);
       assert.equal(aBlobs.length, 2);
-      const xBlobs = [...(await blobsOfFile(database, x1.id)), ...(await blobsOfFile(database, y1.id)), ...(await blobsOfFile(database, y2.id))];
+      const xBlobs = [
+        ...(await blobsOfFile(database, x1.id)),
+        ...(await blobsOfFile(database, y1.id)),
+        ...(await blobsOfFile(database, y2.id)),
+      ];
       const trashBlobs = [...(await blobsOfFile(database, t1.id)), ...(await blobsOfFile(database, t2.id))];
       const all = [...keepBlobs, ...aBlobs, ...xBlobs, ...trashBlobs];
       assert.equal(new Set(all).size, 8);
@@ -738,10 +792,20 @@ for (const dialect of DIALECTS) {
 
       // Only the live file's blob is left, on disk and in the table, and it still downloads.
       assert.equal(await collectGarbage(database, store), 0);
-      assert.deepEqual((await database.db.selectFrom('blobs').select('id').execute()).map((r) => r.id), keepBlobs);
-      assert.deepEqual(storedFiles(config).blobs.map((p) => path.basename(p)), keepBlobs);
+      assert.deepEqual(
+        (await database.db.selectFrom('blobs').select('id').execute()).map((r) => r.id),
+        keepBlobs,
+      );
+      assert.deepEqual(
+        storedFiles(config).blobs.map((p) => path.basename(p)),
+        keepBlobs,
+      );
       assert.deepEqual(storedFiles(config).tmp, []);
-      const download = await app.inject({ method: 'GET', url: `/api/files/download/${keep.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${keep.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(download.statusCode, 200);
       assert.ok(download.rawPayload.equals(keepData));
       assert.equal(await usedBytes(database, user.id), keepData.length);
@@ -806,7 +870,12 @@ for (const dialect of DIALECTS) {
       const [v1Blob, v2Blob] = await blobsOfFile(database, v.id);
       const [v2, v1] = (await user.api.get(`/api/files/versions/${v.id}`)).body.data as { id: string }[];
       assert.equal((await user.api.post(`/api/files/versions/${v.id}/${v1.id}/restore`)).status, 200);
-      const [, , v3] = (await database.db.selectFrom('file_versions').select(['id', 'blob_id']).where('file_id', '=', v.id).orderBy('id').execute());
+      const [, , v3] = await database.db
+        .selectFrom('file_versions')
+        .select(['id', 'blob_id'])
+        .where('file_id', '=', v.id)
+        .orderBy('id')
+        .execute();
       assert.equal(v3.blob_id, v1Blob);
       assert.equal(Number((await blobRow(database, v1Blob))!.ref_count), 2);
       assert.equal((await user.api.delete(`/api/files/versions/${v.id}/${v1.id}`)).status, 200);
@@ -828,7 +897,11 @@ for (const dialect of DIALECTS) {
       const live = await uploadOk(app, user, root, 'live.bin', randomBytes(1_000));
       const [liveBlob] = await blobsOfFile(database, live.id);
       // The live blob looks old: age alone must not make it garbage.
-      await database.db.updateTable('blobs').set({ updated_at: new Date(Date.now() - 30 * 24 * 3600_000).toISOString() }).where('id', '=', liveBlob).execute();
+      await database.db
+        .updateTable('blobs')
+        .set({ updated_at: new Date(Date.now() - 30 * 24 * 3600_000).toISOString() })
+        .where('id', '=', liveBlob)
+        .execute();
 
       const insert = async (state: 'uploading' | 'deleting', ageMs: number, withBytes = true) => {
         const id = newBlobKey();
@@ -852,7 +925,11 @@ for (const dialect of DIALECTS) {
       assert.equal(await collectGarbage(database, store, { staleAfterMs: 30_000 }), 2);
       await assertCollected(database, config, store, [freshUpload, freshClaim]);
       await assertPresent(database, config, store, [liveBlob]);
-      const download = await app.inject({ method: 'GET', url: `/api/files/download/${live.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${live.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(download.statusCode, 200);
     });
 
@@ -874,7 +951,11 @@ for (const dialect of DIALECTS) {
       ]);
       // No blob is counted twice: what the runs report is exactly what disappeared.
       const left = (await database.db.selectFrom('blobs').select('id').execute()).map((r) => r.id);
-      assert.equal(counts.reduce((a, b) => a + b, 0), 12 - left.length, `counts ${counts.join(',')}, ${left.length} left`);
+      assert.equal(
+        counts.reduce((a, b) => a + b, 0),
+        12 - left.length,
+        `counts ${counts.join(',')}, ${left.length} left`,
+      );
       for (const id of ids.filter((id) => !left.includes(id))) assert.equal(await store.exists(id), false);
       // A run that lost races may stop early; the next run takes the rest.
       assert.equal(await collectGarbage(database, store, { batchSize: 3 }), left.length);
@@ -897,12 +978,20 @@ for (const dialect of DIALECTS) {
       const root = await rootFolderId(user);
       const data = randomBytes(segments * SEGMENT + 1234);
       const file = await uploadOk(app, user, root, 'd.bin', data);
-      const version = await database.db.selectFrom('file_versions').select('blob_id').where('file_id', '=', file.id).executeTakeFirstOrThrow();
+      const version = await database.db
+        .selectFrom('file_versions')
+        .select('blob_id')
+        .where('file_id', '=', file.id)
+        .executeTakeFirstOrThrow();
       const stored = blobPath(config, version.blob_id);
       assert.equal(fs.statSync(stored).size, HEADER + segments * SEALED + 1234 + 16, 'the stored layout is the documented one');
       const port = await listen(app);
       const get = (range?: string) =>
-        httpRequest(port, { method: 'GET', path: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}`, ...(range ? { range } : {}) } });
+        httpRequest(port, {
+          method: 'GET',
+          path: `/api/files/download/${file.id}`,
+          headers: { authorization: `Bearer ${user.token}`, ...(range ? { range } : {}) },
+        });
       return { app, user, file, data, stored, get };
     }
 
@@ -968,7 +1057,12 @@ for (const dialect of DIALECTS) {
       }
 
       // Ranges in undamaged segments, before and after the damaged one, are served exactly.
-      for (const [start, end] of [[SEGMENT, 2 * SEGMENT - 1], [100, 200], [(damaged + 2) * SEGMENT + 5, (damaged + 4) * SEGMENT], [(damaged + 1) * SEGMENT, data.length - 1]]) {
+      for (const [start, end] of [
+        [SEGMENT, 2 * SEGMENT - 1],
+        [100, 200],
+        [(damaged + 2) * SEGMENT + 5, (damaged + 4) * SEGMENT],
+        [(damaged + 1) * SEGMENT, data.length - 1],
+      ]) {
         const part = await get(`bytes=${start}-${end}`);
         assert.equal(part.status, 206, `range ${start}-${end}`);
         assert.ok(part.complete);
@@ -998,12 +1092,21 @@ for (const dialect of DIALECTS) {
       // Clients that go away after the first bytes.
       for (let i = 0; i < 15; i++) {
         await new Promise<void>((resolve) => {
-          const req = http.get({ host: '127.0.0.1', port, path: `/api/files/download/${fileId}`, headers: { authorization: `Bearer ${user.token}` }, agent: false }, (res) => {
-            res.once('data', () => {
-              req.destroy();
-              resolve();
-            });
-          });
+          const req = http.get(
+            {
+              host: '127.0.0.1',
+              port,
+              path: `/api/files/download/${fileId}`,
+              headers: { authorization: `Bearer ${user.token}` },
+              agent: false,
+            },
+            (res) => {
+              res.once('data', () => {
+                req.destroy();
+                resolve();
+              });
+            },
+          );
           req.on('error', () => resolve());
         });
       }
@@ -1134,7 +1237,11 @@ for (const dialect of DIALECTS) {
       await ok(user.api.post(`/api/files/move/${fd}`, { targetFolderId: root, name: 'fd-moved.bin' }), 200, 'move fd to the root');
       await up(root, 'fd-moved.bin', 5000);
       const versions = (await user.api.get(`/api/files/versions/${fd}`)).body.data as { id: string; isCurrent: boolean }[];
-      await ok(user.api.post(`/api/files/versions/${fd}/${versions.find((v) => !v.isCurrent)!.id}/restore`), 200, 'restore the 300 B version');
+      await ok(
+        user.api.post(`/api/files/versions/${fd}/${versions.find((v) => !v.isCurrent)!.id}/restore`),
+        200,
+        'restore the 300 B version',
+      );
       assert.equal((await user.api.get(`/api/files/details/${fd}`)).body.size, 300);
       // Same names collide on restore: the restored item gets a free name.
       const twin = await mkdir(user, 'Twin');
@@ -1144,7 +1251,13 @@ for (const dialect of DIALECTS) {
       assert.notEqual(back.data.name, 'Twin');
       // Everything in the trash goes; then everything else, for good.
       await ok(user.api.delete('/api/trash/empty'), 200, 'empty the trash');
-      for (const folder of (await database.db.selectFrom('folders').select('id').where('owner_id', '=', user.id).where('is_root', '=', 0).where('parent_id', '=', root).execute())) {
+      for (const folder of await database.db
+        .selectFrom('folders')
+        .select('id')
+        .where('owner_id', '=', user.id)
+        .where('is_root', '=', 0)
+        .where('parent_id', '=', root)
+        .execute()) {
         await ok(user.api.delete(`/api/folders/delete/${folder.id}?trash=hard`), 200, 'hard delete a top folder');
       }
       for (const file of await database.db.selectFrom('files').select('id').where('owner_id', '=', user.id).execute()) {
@@ -1180,10 +1293,11 @@ for (const dialect of DIALECTS) {
         let grew = true;
         while (grew) {
           grew = false;
-          for (const f of folders) if (f.parent_id && out.has(f.parent_id) && !out.has(f.id)) {
-            out.add(f.id);
-            grew = true;
-          }
+          for (const f of folders)
+            if (f.parent_id && out.has(f.parent_id) && !out.has(f.id)) {
+              out.add(f.id);
+              grew = true;
+            }
         }
         return out;
       };
@@ -1214,7 +1328,10 @@ for (const dialect of DIALECTS) {
           run: async () => {
             const { folders } = await state();
             const target = pick(folders.filter((f) => f.trash_batch === ''));
-            const parts = [{ name: fresh('m') + '.bin', data: randomBytes(Math.floor(rng() * 3000)) }, { name: fresh('m') + '.bin', data: randomBytes(Math.floor(rng() * 3000)) }];
+            const parts = [
+              { name: fresh('m') + '.bin', data: randomBytes(Math.floor(rng() * 3000)) },
+              { name: fresh('m') + '.bin', data: randomBytes(Math.floor(rng() * 3000)) },
+            ];
             const res = await multipartUpload(app, user, target.id, parts);
             assert.equal(res.statusCode, 201, res.body);
             assert.equal(res.json().data.length, 2);
@@ -1247,7 +1364,10 @@ for (const dialect of DIALECTS) {
             const file = pick(live);
             const target = pick(folders.filter((f) => f.trash_batch === ''));
             const rename = rng() < 0.3 ? fresh('r') + '.bin' : undefined;
-            const res = await user.api.post(`/api/files/move/${file.id}`, { targetFolderId: target.id, ...(rename ? { name: rename } : {}) });
+            const res = await user.api.post(`/api/files/move/${file.id}`, {
+              targetFolderId: target.id,
+              ...(rename ? { name: rename } : {}),
+            });
             const status = expectStatus(res, rename ? [200] : [200, 409], 'file move');
             return `move file ${file.name} to ${target.name}${rename ? ` as ${rename}` : ''} → ${status}`;
           },
@@ -1310,7 +1430,11 @@ for (const dialect of DIALECTS) {
             const candidates = files.filter((f) => f.trash_batch === '' && Number(f.version_count) > 1);
             if (candidates.length === 0) return null;
             const file = pick(candidates);
-            const versions = (await user.api.get(`/api/files/versions/${file.id}`)).body.data as { id: string; isCurrent: boolean; size: number }[];
+            const versions = (await user.api.get(`/api/files/versions/${file.id}`)).body.data as {
+              id: string;
+              isCurrent: boolean;
+              size: number;
+            }[];
             const old = pick(versions.filter((v) => !v.isCurrent));
             const res = await user.api.post(`/api/files/versions/${file.id}/${old.id}/restore`);
             expectStatus(res, [200], 'version restore');
@@ -1326,7 +1450,11 @@ for (const dialect of DIALECTS) {
             const candidates = files.filter((f) => Number(f.version_count) > 1);
             if (candidates.length === 0) return null;
             const file = pick(candidates);
-            const versions = (await user.api.get(`/api/files/versions/${file.id}`)).body.data as { id: string; isCurrent: boolean; size: number }[];
+            const versions = (await user.api.get(`/api/files/versions/${file.id}`)).body.data as {
+              id: string;
+              isCurrent: boolean;
+              size: number;
+            }[];
             const old = pick(versions.filter((v) => !v.isCurrent));
             expectStatus(await user.api.delete(`/api/files/versions/${file.id}/${old.id}`), [200], 'version delete');
             return `delete old version of ${file.name} (${old.size} B)`;
@@ -1367,7 +1495,9 @@ for (const dialect of DIALECTS) {
             const movable = folders.filter((f) => f.trash_batch === '' && !f.is_root);
             if (movable.length === 0) return null;
             const folder = pick(movable);
-            const inside = [...descendants(folders, folder.id)].map((id) => folders.find((f) => f.id === id)!).filter((f) => f.trash_batch === '');
+            const inside = [...descendants(folders, folder.id)]
+              .map((id) => folders.find((f) => f.id === id)!)
+              .filter((f) => f.trash_batch === '');
             const target = pick(inside);
             const res = await user.api.post(`/api/folders/move/${folder.id}`, { targetParentId: target.id });
             expectStatus(res, [400], 'folder move into its own subtree');
@@ -1473,28 +1603,57 @@ for (const dialect of DIALECTS) {
         for (const need of needs[op.name] ?? ['folder create', 'upload']) assert.ok(await runOp(byName(need)), need);
         assert.ok(await runOp(op), `${op.name} found nothing to work on`);
       }
-      assert.deepEqual(ops.filter((op) => !performed.has(op.name)).map((op) => op.name), [], `performed: ${JSON.stringify([...performed])}`);
+      assert.deepEqual(
+        ops.filter((op) => !performed.has(op.name)).map((op) => op.name),
+        [],
+        `performed: ${JSON.stringify([...performed])}`,
+      );
       assert.ok(step >= 120);
 
       // The folder details answer the recounted totals.
-      const rows = await database.db.selectFrom('folders').selectAll().where('owner_id', '=', user.id).where('trash_batch', '=', '').execute();
+      const rows = await database.db
+        .selectFrom('folders')
+        .selectAll()
+        .where('owner_id', '=', user.id)
+        .where('trash_batch', '=', '')
+        .execute();
       for (const row of rows) {
         const totals = await folderTotals(user, row.id);
-        assert.deepEqual(totals, { totalFiles: Number(row.subtree_files), totalSizeByte: Number(row.subtree_bytes), totalSubfolders: Number(row.subtree_folders) });
+        assert.deepEqual(totals, {
+          totalFiles: Number(row.subtree_files),
+          totalSizeByte: Number(row.subtree_bytes),
+          totalSubfolders: Number(row.subtree_folders),
+        });
       }
 
       // The recount is not blind: a one-off drift in any maintained number is reported.
       const someFolder = rows.find((r) => !r.is_root) ?? rows[0];
       for (const column of ['subtree_files', 'subtree_folders', 'subtree_bytes', 'child_folders', 'child_files'] as const) {
-        await database.db.updateTable('folders').set({ [column]: Number(someFolder[column]) + 1 }).where('id', '=', someFolder.id).execute();
+        await database.db
+          .updateTable('folders')
+          .set({ [column]: Number(someFolder[column]) + 1 })
+          .where('id', '=', someFolder.id)
+          .execute();
         const drift = await aggregateProblems(database, user.id);
         assert.equal(drift.length, 1, `${column}: ${drift.join('; ')}`);
         assert.match(drift[0], new RegExp(column));
-        await database.db.updateTable('folders').set({ [column]: someFolder[column] }).where('id', '=', someFolder.id).execute();
+        await database.db
+          .updateTable('folders')
+          .set({ [column]: someFolder[column] })
+          .where('id', '=', someFolder.id)
+          .execute();
       }
-      await database.db.updateTable('users').set({ used_bytes: (await usedBytes(database, user.id)) + 1 }).where('id', '=', user.id).execute();
+      await database.db
+        .updateTable('users')
+        .set({ used_bytes: (await usedBytes(database, user.id)) + 1 })
+        .where('id', '=', user.id)
+        .execute();
       assert.match((await aggregateProblems(database, user.id)).join(), /used_bytes/);
-      await database.db.updateTable('users').set({ used_bytes: (await usedBytes(database, user.id)) - 1 }).where('id', '=', user.id).execute();
+      await database.db
+        .updateTable('users')
+        .set({ used_bytes: (await usedBytes(database, user.id)) - 1 })
+        .where('id', '=', user.id)
+        .execute();
       assert.deepEqual(await aggregateProblems(database, user.id), []);
 
       // After a collection, the store holds exactly the referenced blobs, and live files download intact.
@@ -1509,7 +1668,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(storedFiles(config).tmp, []);
       const liveFiles = await database.db.selectFrom('files').selectAll().where('owner_id', '=', user.id).execute();
       for (const file of liveFiles.slice(0, 25)) {
-        const res = await app.inject({ method: 'GET', url: `/api/files/download/${file.id}`, headers: { authorization: `Bearer ${user.token}` } });
+        const res = await app.inject({
+          method: 'GET',
+          url: `/api/files/download/${file.id}`,
+          headers: { authorization: `Bearer ${user.token}` },
+        });
         assert.equal(res.statusCode, 200, `download ${file.name}`);
         assert.equal(sha256Tag(res.rawPayload), file.checksum, `content of ${file.name}`);
       }

@@ -4,7 +4,8 @@ import http from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { DIALECTS, build, signUp } from '../../helper.js';
-import { findFolder, findFolderWithKeyChain, keyChain } from '../../../src/modules/folders/folders.repository.js';
+import { findFolder } from '../../../src/modules/folders/folders.repository.js';
+import { findFolderWithKeyChain, keyChain } from '../../../src/modules/folders/key-chain.repository.js';
 import { putFile, rootFolderId } from '../../support/files.js';
 
 // The raw upload's path through the database (upload-recorder.ts recordUpload) and its two ways of
@@ -13,7 +14,10 @@ for (const dialect of DIALECTS) {
   describe(`raw upload path [${dialect}]`, () => {
     // A small file's blob row is inserted with its bytes by the transaction (see migration 010);
     // a file in the blob store has its row written before its bytes, then marked ready.
-    for (const [label, inlineBlobBytes, blobWrite, before] of [['kept in the database', 64 * 1024, 'insert blob', 0], ['in the blob store', 0, 'mark blob', 1]] as const) {
+    for (const [label, inlineBlobBytes, blobWrite, before] of [
+      ['kept in the database', 64 * 1024, 'insert blob', 0],
+      ['in the blob store', 0, 'mark blob', 1],
+    ] as const) {
       it(`a new file ${label}: the owner row is the first tree row written in the transaction, no tree lock query, nothing read after commit`, async (t) => {
         let statements: string[] | null = null;
         const { app, database } = await build(t, dialect, {
@@ -45,7 +49,14 @@ for (const dialect of DIALECTS) {
           return s;
         };
         // The writes go as one statement where the engine allows it (write-batch.ts): `with "w0" as (…), "w1" as (…) select 1`.
-        const kinds = inside.flatMap((s) => (/^with "w0" as/.test(s) ? s.split(/"w\d+" as \( ?/).slice(1).map((part) => kindOf(part)) : [kindOf(s)]));
+        const kinds = inside.flatMap((s) =>
+          /^with "w0" as/.test(s)
+            ? s
+                .split(/"w\d+" as \( ?/)
+                .slice(1)
+                .map((part) => kindOf(part))
+            : [kindOf(s)],
+        );
         assert.deepEqual(kinds, ['reserve quota', 'folder again', 'name lookup', blobWrite, 'insert file', 'insert version', 'aggregates']);
         assert.equal(inside.length, database.capabilities.writesInOneStatement ? 4 : 7, inside.join('\n'));
         assert.equal(all.length, commit + 1, `statements after the commit: ${all.slice(commit + 1).join('\n')}`);
@@ -57,7 +68,11 @@ for (const dialect of DIALECTS) {
         assert.ok(database.listen ? tokenLookups <= 1 : tokenLookups === 1, `${tokenLookups} token lookups`);
         assert.equal(all.filter((s) => /^insert into "blobs"/.test(s) && !/"content"/.test(s)).length, before, all.join('\n'));
         assert.equal(all.length - tokenLookups, before + 2 + inside.length, all.join('\n'));
-        assert.equal(all.filter((s) => /with recursive chain/.test(s)).length, 1, 'the key chain is not read again; the aggregates walk the ancestors');
+        assert.equal(
+          all.filter((s) => /with recursive chain/.test(s)).length,
+          1,
+          'the key chain is not read again; the aggregates walk the ancestors',
+        );
       });
     }
 
@@ -65,7 +80,8 @@ for (const dialect of DIALECTS) {
       const { app, database } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
       const user = await signUp(app);
       const api = user.api;
-      const folderIn = async (name: string, bucketId: string) => (await api.post(`/api/folders/create/${bucketId}`, { name })).body.data.id as string;
+      const folderIn = async (name: string, bucketId: string) =>
+        (await api.post(`/api/folders/create/${bucketId}`, { name })).body.data.id as string;
       const trashed = await folderIn('Soon trashed', user.defaultBucketId);
       const moved = await folderIn('Soon moved', user.defaultBucketId);
       for (const folder of [trashed, moved]) await putFile(app, user, folder, 'first.bin', 'kept');
@@ -78,7 +94,12 @@ for (const dialect of DIALECTS) {
         payload: randomBytes(4096),
       });
       assert.ok(refused.statusCode >= 400 && refused.statusCode < 500, `answered ${refused.statusCode}`);
-      const live = await database.db.selectFrom('files').select('name').where('folder_id', '=', trashed).where('trash_batch', '=', '').execute();
+      const live = await database.db
+        .selectFrom('files')
+        .select('name')
+        .where('folder_id', '=', trashed)
+        .where('trash_batch', '=', '')
+        .execute();
       assert.deepEqual(live, [], 'nothing recorded in the trashed folder');
       const blobs = await database.db.selectFrom('blobs').select(['state']).execute();
       assert.ok(blobs.every((b) => b.state === 'ready') && blobs.length === 2, 'the refused upload left no blob behind');
@@ -100,7 +121,8 @@ for (const dialect of DIALECTS) {
       const user = await signUp(app);
       const root = await rootFolderId(user);
       const parent = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Outer' })).body.data.id as string;
-      const inner = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Inner', parentId: parent })).body.data.id as string;
+      const inner = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Inner', parentId: parent })).body.data
+        .id as string;
       for (const id of [root, parent, inner]) {
         const found = await findFolderWithKeyChain(database.db, id);
         assert.deepEqual(found?.folder, await findFolder(database.db, id));
@@ -136,16 +158,35 @@ for (const dialect of DIALECTS) {
         });
       const fresh = Array.from({ length: 12 }, (_, i) => upload(`n${i}.bin`, 'version', 100 + i));
       const repeated = Array.from({ length: 3 }, () => upload('again.bin', 'version', 1000));
-      const results = await Promise.all([...fresh, ...repeated, upload('taken.bin', 'fail', 10), upload('taken.bin', 'rename', 20), upload('taken.bin', 'version', 30)]);
-      assert.deepEqual(results.map((r) => r.statusCode), [...Array(15).fill(201), 409, 201, 201], results.map((r) => r.body).join('\n'));
+      const results = await Promise.all([
+        ...fresh,
+        ...repeated,
+        upload('taken.bin', 'fail', 10),
+        upload('taken.bin', 'rename', 20),
+        upload('taken.bin', 'version', 30),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        [...Array(15).fill(201), 409, 201, 201],
+        results.map((r) => r.body).join('\n'),
+      );
       // Some insert wrote several files at once (a group formed while the first upload was recorded).
-      assert.ok(inserts.some((text) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length > 1), inserts.join('\n'));
+      assert.ok(
+        inserts.some((text) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length > 1),
+        inserts.join('\n'),
+      );
       // The uploading blob rows of uploads starting together went in with fewer inserts than uploads.
       const rowsOf = (text: string) => (text.match(/\(\$?\d*\??(, \$?\d*\??)+\)/g) ?? []).length;
-      assert.ok(blobInserts.some((text) => rowsOf(text) > 1), blobInserts.join('\n'));
+      assert.ok(
+        blobInserts.some((text) => rowsOf(text) > 1),
+        blobInserts.join('\n'),
+      );
       assert.ok(blobInserts.length < results.length, blobInserts.join('\n'));
       // One row per upload that stored bytes: all but the one refused (onConflict=fail) before storing.
-      assert.equal(blobInserts.reduce((sum, text) => sum + rowsOf(text), 0), results.length - 1);
+      assert.equal(
+        blobInserts.reduce((sum, text) => sum + rowsOf(text), 0),
+        results.length - 1,
+      );
       assert.equal(results[17].json().data.versionCount, 2);
       assert.notEqual(results[16].json().data.name, 'taken.bin');
       const files = await database.db.selectFrom('files').selectAll().where('owner_id', '=', user.id).execute();
@@ -158,10 +199,19 @@ for (const dialect of DIALECTS) {
       const folder = await database.db.selectFrom('folders').selectAll().where('id', '=', root).executeTakeFirstOrThrow();
       assert.equal(Number(folder.subtree_files), files.length);
       assert.equal(Number(folder.child_files), files.length);
-      assert.equal(Number(folder.subtree_bytes), files.reduce((sum, f) => sum + Number(f.size), 0));
+      assert.equal(
+        Number(folder.subtree_bytes),
+        files.reduce((sum, f) => sum + Number(f.size), 0),
+      );
       const blobs = await database.db.selectFrom('blobs').select(['state', 'ref_count', 'stored_size']).execute();
-      assert.equal(blobs.length, files.reduce((sum, f) => sum + Number(f.version_count), 0));
-      assert.ok(blobs.every((b) => b.state === 'ready' && Number(b.ref_count) === 1 && Number(b.stored_size) > 0), JSON.stringify(blobs));
+      assert.equal(
+        blobs.length,
+        files.reduce((sum, f) => sum + Number(f.version_count), 0),
+      );
+      assert.ok(
+        blobs.every((b) => b.state === 'ready' && Number(b.ref_count) === 1 && Number(b.stored_size) > 0),
+        JSON.stringify(blobs),
+      );
     });
 
     it('a small body read whole and the same bytes streamed store the same content and checksum', async (t) => {
@@ -181,8 +231,15 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(streamed.statusCode, 201, streamed.body);
       assert.equal(streamed.json().data.checksum, checksum);
-      for (const [id, bytes] of [[whole.id, data.subarray(0, 4096)], [streamed.json().data.id, data]] as const) {
-        const res = await app.inject({ method: 'GET', url: `/api/files/download/${id}`, headers: { authorization: `Bearer ${user.token}` } });
+      for (const [id, bytes] of [
+        [whole.id, data.subarray(0, 4096)],
+        [streamed.json().data.id, data],
+      ] as const) {
+        const res = await app.inject({
+          method: 'GET',
+          url: `/api/files/download/${id}`,
+          headers: { authorization: `Bearer ${user.token}` },
+        });
         assert.equal(res.statusCode, 200);
         assert.ok(res.rawPayload.equals(bytes));
       }
@@ -197,7 +254,10 @@ for (const dialect of DIALECTS) {
       const data = randomBytes(3 * 1024 * 1024 + 5);
       const put = (name: string, chunked: boolean) =>
         new Promise<{ status: number; body: any }>((resolve, reject) => {
-          const headers: Record<string, string | number> = { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' };
+          const headers: Record<string, string | number> = {
+            authorization: `Bearer ${user.token}`,
+            'content-type': 'application/octet-stream',
+          };
           if (!chunked) headers['content-length'] = data.length;
           const req = http.request({ port, method: 'PUT', path: `/api/files/upload/${root}?name=${name}`, headers }, (res) => {
             const out: Buffer[] = [];
@@ -205,7 +265,8 @@ for (const dialect of DIALECTS) {
             res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(out).toString()) }));
           });
           req.on('error', reject);
-          for (let at = 0, step = 1; at < data.length; at += step, step = (step * 7 + 4099) % 200_000) req.write(data.subarray(at, at + step));
+          for (let at = 0, step = 1; at < data.length; at += step, step = (step * 7 + 4099) % 200_000)
+            req.write(data.subarray(at, at + step));
           req.end();
         });
       const checksum = `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -213,7 +274,11 @@ for (const dialect of DIALECTS) {
         const uploaded = await put(`socket-${chunked}.bin`, chunked);
         assert.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
         assert.equal(uploaded.body.data.checksum, checksum, `chunked: ${chunked}`);
-        const res = await app.inject({ method: 'GET', url: `/api/files/download/${uploaded.body.data.id}`, headers: { authorization: `Bearer ${user.token}` } });
+        const res = await app.inject({
+          method: 'GET',
+          url: `/api/files/download/${uploaded.body.data.id}`,
+          headers: { authorization: `Bearer ${user.token}` },
+        });
         assert.equal(res.statusCode, 200);
         assert.ok(res.rawPayload.equals(data), `chunked: ${chunked}`);
       }

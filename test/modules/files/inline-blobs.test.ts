@@ -19,17 +19,28 @@ import { putFile, rootFolderId } from '../../support/files.js';
 function storedBlobFiles(config: Config): string[] {
   const root = path.join(config.dataDir, 'blobs');
   const walk = (dir: string): string[] =>
-    fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(path.join(dir, entry.name)) : [path.join(dir, entry.name)]));
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .flatMap((entry) => (entry.isDirectory() ? walk(path.join(dir, entry.name)) : [path.join(dir, entry.name)]));
   return fs.existsSync(root) ? walk(root).filter((file) => !file.startsWith(path.join(root, 'tmp') + path.sep)) : [];
 }
 
 async function blobRowOf(database: DatabaseHandle, fileId: string) {
-  const version = await database.db.selectFrom('file_versions').select('blob_id').where('file_id', '=', fileId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+  const version = await database.db
+    .selectFrom('file_versions')
+    .select('blob_id')
+    .where('file_id', '=', fileId)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirstOrThrow();
   return database.db.selectFrom('blobs').selectAll().where('id', '=', version.blob_id).executeTakeFirstOrThrow();
 }
 
 async function download(app: FastifyInstance, user: TestUser, fileId: string, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'GET', url: `/api/files/download/${fileId}`, headers: { authorization: `Bearer ${user.token}`, ...headers } });
+  return app.inject({
+    method: 'GET',
+    url: `/api/files/download/${fileId}`,
+    headers: { authorization: `Bearer ${user.token}`, ...headers },
+  });
 }
 
 for (const dialect of DIALECTS) {
@@ -88,7 +99,10 @@ for (const dialect of DIALECTS) {
       const stored = await putFile(app, user, root, 'over.bin', over);
       const row = await blobRowOf(database, stored.id);
       assert.equal(row.content, null);
-      assert.deepEqual(storedBlobFiles(config).map((file) => path.basename(file)), [row.id]);
+      assert.deepEqual(
+        storedBlobFiles(config).map((file) => path.basename(file)),
+        [row.id],
+      );
       assert.ok((await download(app, user, inline.id)).rawPayload.equals(atLimit));
       assert.ok((await download(app, user, stored.id)).rawPayload.equals(over));
     });
@@ -99,7 +113,13 @@ for (const dialect of DIALECTS) {
       const large = randomBytes(200_000);
       const boundary = 'inline-boundary-51c';
       const part = (name: string, data: Buffer) =>
-        Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`), data, Buffer.from('\r\n')]);
+        Buffer.concat([
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          ),
+          data,
+          Buffer.from('\r\n'),
+        ]);
       const multipart = await app.inject({
         method: 'POST',
         url: `/api/files/upload/${root}`,
@@ -116,11 +136,19 @@ for (const dialect of DIALECTS) {
       const { port } = app.server.address() as import('node:net').AddressInfo;
       const chunked = (name: string, data: Buffer) =>
         new Promise<any>((resolve, reject) => {
-          const req = http.request({ port, method: 'PUT', path: `/api/files/upload/${root}?name=${name}`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' } }, (res) => {
-            const out: Buffer[] = [];
-            res.on('data', (c) => out.push(c));
-            res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(out).toString()) }));
-          });
+          const req = http.request(
+            {
+              port,
+              method: 'PUT',
+              path: `/api/files/upload/${root}?name=${name}`,
+              headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+            },
+            (res) => {
+              const out: Buffer[] = [];
+              res.on('data', (c) => out.push(c));
+              res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(out).toString()) }));
+            },
+          );
           req.on('error', reject);
           for (let at = 0; at < data.length; at += 7_000) req.write(data.subarray(at, at + 7_000));
           req.end();
@@ -132,7 +160,12 @@ for (const dialect of DIALECTS) {
       assert.ok((await blobRowOf(database, chunkedSmall.body.data.id)).content);
       assert.equal((await blobRowOf(database, chunkedLarge.body.data.id)).content, null);
       assert.equal(storedBlobFiles(config).length, 2);
-      for (const [file, data] of [[partSmall, small], [partLarge, large], [chunkedSmall.body.data, small], [chunkedLarge.body.data, large]] as const) {
+      for (const [file, data] of [
+        [partSmall, small],
+        [partLarge, large],
+        [chunkedSmall.body.data, small],
+        [chunkedLarge.body.data, large],
+      ] as const) {
         assert.equal(file.size, data.length);
         assert.ok((await download(app, user, file.id)).rawPayload.equals(data), file.name);
       }
@@ -164,7 +197,11 @@ for (const dialect of DIALECTS) {
       const versions = (await user.api.get(`/api/files/versions/${first.id}`)).body.data;
       assert.equal(versions.length, 2);
       const old = versions.find((v: any) => v.size === 'first version'.length);
-      const oldBody = await app.inject({ method: 'GET', url: `/api/files/download/${first.id}?versionId=${old.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const oldBody = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${first.id}?versionId=${old.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.equal(oldBody.rawPayload.toString(), 'first version');
       assert.equal((await download(app, user, first.id)).rawPayload.toString(), 'second version');
 
@@ -179,7 +216,7 @@ for (const dialect of DIALECTS) {
         throw new Error('the blob store was asked to delete a small blob');
       };
       assert.equal((await user.api.delete(`/api/files/delete/${first.id}?trash=hard`)).status, 200);
-      assert.equal(await collectGarbage(database, store), 1, 'the first version\'s blob goes; the current one is still the copy\'s');
+      assert.equal(await collectGarbage(database, store), 1, "the first version's blob goes; the current one is still the copy's");
       assert.equal((await database.db.selectFrom('blobs').select('id').where('id', '=', shared.id).executeTakeFirst())?.id, shared.id);
       assert.equal((await download(app, user, copied.body.data.id)).rawPayload.toString(), 'second version');
       assert.equal((await user.api.delete(`/api/files/delete/${copied.body.data.id}?trash=hard`)).status, 200);
@@ -220,13 +257,17 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('the sealed link route returns the row\'s ciphertext, which the link key opens', async (t) => {
+    it("the sealed link route returns the row's ciphertext, which the link key opens", async (t) => {
       const { app, database, user, root } = await setup(t);
       const data = randomBytes(7000);
       const file = await putFile(app, user, root, 'shared.bin', data);
       const link = (await user.api.post(`/api/files/share/${file.id}`, {})).body.data.shareLink as string;
       const [, hash, key] = /\/s\/([A-Za-z0-9_-]+)#([A-Za-z0-9_-]{43})$/.exec(link)!;
-      const res = await app.inject({ method: 'POST', url: `/api/files/download/public/${hash}/sealed`, payload: { keyProof: keyProofOf(Buffer.from(key, 'base64url')) } });
+      const res = await app.inject({
+        method: 'POST',
+        url: `/api/files/download/public/${hash}/sealed`,
+        payload: { keyProof: keyProofOf(Buffer.from(key, 'base64url')) },
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.ok(res.rawPayload.equals((await blobRowOf(database, file.id)).content!));
       const wraps = String(res.headers['x-coffre-key-chain']).split(',');

@@ -25,7 +25,11 @@ for (const dialect of DIALECTS) {
         assert.equal(found?.folder.id, folderId);
         return [...found!.taken].sort();
       };
-      assert.deepEqual(await taken(root, ['a.txt', 'docs', 'c.txt', 'd.txt', 'b "quoted".txt', 'A.TXT', 'none']), ['a.txt', 'b "quoted".txt', 'docs']);
+      assert.deepEqual(await taken(root, ['a.txt', 'docs', 'c.txt', 'd.txt', 'b "quoted".txt', 'A.TXT', 'none']), [
+        'a.txt',
+        'b "quoted".txt',
+        'docs',
+      ]);
       assert.deepEqual(await taken(docs.body.data.id, ['d.txt', 'a.txt']), ['d.txt']);
       assert.deepEqual(await taken(root, ['none']), []);
       const found = await findFolderWithNamesTaken(database.db, docs.body.data.id, ['x']);
@@ -35,12 +39,26 @@ for (const dialect of DIALECTS) {
       assert.equal(await findFolderWithNamesTaken(database.db, 'fld_0000000000000000000000000z', ['a.txt']), undefined);
     });
 
-    it('the trash indexes hold trashed rows only, so a live lookup cannot read through them, and so do the purge\'s deleted_at indexes (migrations 008, 009)', async (t) => {
+    it("the trash indexes hold trashed rows only, so a live lookup cannot read through them, and so do the purge's deleted_at indexes (migrations 008, 009)", async (t) => {
       const { database } = await build(t, dialect);
       const definitions =
         dialect === 'postgres'
-          ? (await sql<{ name: string; definition: string }>`select indexname as name, indexdef as definition from pg_indexes where tablename in ('files', 'folders') and schemaname = current_schema()`.execute(database.db)).rows
-          : (await sql<{ name: string; definition: string }>`select name, sql as definition from sqlite_master where type = 'index' and tbl_name in ('files', 'folders') and sql is not null`.execute(database.db)).rows;
+          ? (
+              await sql<{
+                name: string;
+                definition: string;
+              }>`select indexname as name, indexdef as definition from pg_indexes where tablename in ('files', 'folders') and schemaname = current_schema()`.execute(
+                database.db,
+              )
+            ).rows
+          : (
+              await sql<{
+                name: string;
+                definition: string;
+              }>`select name, sql as definition from sqlite_master where type = 'index' and tbl_name in ('files', 'folders') and sql is not null`.execute(
+                database.db,
+              )
+            ).rows;
       const trash = definitions.filter((index) => /trash/.test(index.name));
       assert.deepEqual(trash.map((index) => index.name).sort(), ['files_trashed_idx', 'folders_trashed_idx']);
       for (const index of trash) assert.match(index.definition, /trash_batch"?\)? <> ''/, index.definition);
@@ -59,7 +77,9 @@ for (const dialect of DIALECTS) {
         const root = await rootFolderId(user);
         for (let i = 0; i < 40; i++) await putFile(app, user, root, `file-${i}.bin`, 'x');
         const names = ['file-3.bin', 'file-30.bin', 'missing.bin'];
-        const explained = await sql<{ 'QUERY PLAN': any }>`explain (analyze, format json) ${folderWithNamesTakenQuery(root, names)}`.execute(database.db);
+        const explained = await sql<{
+          'QUERY PLAN': any;
+        }>`explain (analyze, format json) ${folderWithNamesTakenQuery(root, names)}`.execute(database.db);
         const scans: any[] = [];
         const walk = (node: any) => {
           if (node['Relation Name'] === 'files' || node['Relation Name'] === 'folders') scans.push(node);

@@ -23,12 +23,19 @@ for (const dialect of DIALECTS) {
       // The marker repeated across several segments, at segment edges too.
       const content = Buffer.from(`${marker}\n`.repeat(20_000));
       const uploaded = await putFile(app, user, root, 'notes.txt', content);
-      const download = await app.inject({ method: 'GET', url: `/api/files/download/${uploaded.id}`, headers: { authorization: `Bearer ${user.token}` } });
+      const download = await app.inject({
+        method: 'GET',
+        url: `/api/files/download/${uploaded.id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+      });
       assert.ok(download.rawPayload.equals(content), 'the content itself round-trips');
 
       const needle = Buffer.from(marker);
       const files = listFiles(config.dataDir);
-      assert.ok(files.some((f) => f.includes(`${path.sep}blobs${path.sep}`)), 'the blob is under the data folder');
+      assert.ok(
+        files.some((f) => f.includes(`${path.sep}blobs${path.sep}`)),
+        'the blob is under the data folder',
+      );
       assertNoFileContains(files, config.dataDir, needle);
     });
 

@@ -38,11 +38,17 @@ function uploadWire(framing: Framing, folderId: string, user: TestUser, name: st
   if (framing === 'multipart') {
     const partHead = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
     const length = partHead.length + FILE + `\r\n--${BOUNDARY}--\r\n`.length;
-    return { head: `POST /api/files/upload/${folderId} HTTP/1.1\r\n${auth}Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${length}\r\n\r\n${partHead}`, piece: (b: Buffer) => b };
+    return {
+      head: `POST /api/files/upload/${folderId} HTTP/1.1\r\n${auth}Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${length}\r\n\r\n${partHead}`,
+      piece: (b: Buffer) => b,
+    };
   }
   const framingHeader = framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${FILE}`;
   const head = `PUT /api/files/upload/${folderId}?name=${name} HTTP/1.1\r\n${auth}Content-Type: application/octet-stream\r\n${framingHeader}\r\n\r\n`;
-  const piece = framing === 'chunked' ? (b: Buffer) => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]) : (b: Buffer) => b;
+  const piece =
+    framing === 'chunked'
+      ? (b: Buffer) => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')])
+      : (b: Buffer) => b;
   return { head, piece };
 }
 
@@ -62,7 +68,10 @@ async function sendAllButLast(connection: RawConnection, wire: ReturnType<typeof
   await connection.send(wire.head);
   const data = randomBytes(FILE - 1);
   for (let at = 0; at < data.length && !done; at += 1_000_000) {
-    const sent = connection.send(wire.piece(data.subarray(at, Math.min(at + 1_000_000, data.length)))).then(() => true, () => false);
+    const sent = connection.send(wire.piece(data.subarray(at, Math.min(at + 1_000_000, data.length)))).then(
+      () => true,
+      () => false,
+    );
     if (!(await Promise.race([sent, stop.then(() => false)]))) return;
   }
 }
@@ -121,11 +130,18 @@ for (const dialect of DIALECTS) {
         assert.ok(maxOnDisk <= QUOTA * STORED_SLACK, `${maxOnDisk} bytes sat in blobs/tmp at once, over the ${QUOTA}-byte quota`);
         assert.ok(maxCounted <= QUOTA, `used + held reached ${maxCounted}`);
         const codes = answers.map((a) => a?.status).sort();
-        assert.ok(codes.every((code) => code === 507 || code === 408), `answers: ${codes.join(', ')}`);
+        assert.ok(
+          codes.every((code) => code === 507 || code === 408),
+          `answers: ${codes.join(', ')}`,
+        );
         assert.ok(codes.filter((code) => code === 507).length >= 3, `at most one upload can be in flight at a time: ${codes.join(', ')}`);
-        for (const answer of answers) assert.equal(JSON.parse(answer!.body).code, answer!.status === 507 ? 'QUOTA_EXCEEDED' : 'REQUEST_TIMEOUT');
+        for (const answer of answers)
+          assert.equal(JSON.parse(answer!.body).code, answer!.status === 507 ? 'QUOTA_EXCEEDED' : 'REQUEST_TIMEOUT');
         // The one that stalled (if any was not refused) was still held then.
-        assert.ok(status.in_progress_bytes <= QUOTA && (status.in_progress_bytes > 0 || !codes.includes(408)), `in progress: ${status.in_progress_bytes}`);
+        assert.ok(
+          status.in_progress_bytes <= QUOTA && (status.in_progress_bytes > 0 || !codes.includes(408)),
+          `in progress: ${status.in_progress_bytes}`,
+        );
         assert.equal(status.remaining_bytes, Math.max(0, status.capacity_bytes - status.used_bytes - status.in_progress_bytes));
         assert.equal(typeof status.readable.in_progress, 'string');
         await eventually(async () => {
@@ -142,7 +158,12 @@ for (const dialect of DIALECTS) {
       const folder = await rootFolderId(user);
       const data = randomBytes(20 * MiB);
       const upload = (name: string, payload: Buffer | Readable) =>
-        test.app.inject({ method: 'PUT', url: `/api/files/upload/${folder}?name=${name}`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' }, payload });
+        test.app.inject({
+          method: 'PUT',
+          url: `/api/files/upload/${folder}?name=${name}`,
+          headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+          payload,
+        });
 
       // A stream of unknown length: 20 MiB in 64 KiB chunks, 320 of them.
       const chunks = Array.from({ length: data.length / (64 * 1024) }, (_, i) => data.subarray(i * 64 * 1024, (i + 1) * 64 * 1024));
@@ -184,7 +205,9 @@ for (const dialect of DIALECTS) {
       const port = await listen(test.app);
       const connection = await connect(port);
       try {
-        await connection.send(uploadWire('content-length', folder, user, 'big.bin').head.replace(`Content-Length: ${FILE}`, `Content-Length: ${QUOTA + 1}`));
+        await connection.send(
+          uploadWire('content-length', folder, user, 'big.bin').head.replace(`Content-Length: ${FILE}`, `Content-Length: ${QUOTA + 1}`),
+        );
         const answer = await connection.answer(3000);
         assert.equal(answer.status, 507);
         assert.equal(JSON.parse(answer.body).code, 'QUOTA_EXCEEDED');
@@ -202,13 +225,26 @@ for (const dialect of DIALECTS) {
       // What a crash leaves: a row whose lease has run out, and its bytes in the counter.
       const past = isoPlus(nowIso(), -1000);
       const future = isoPlus(nowIso(), 600_000);
-      await db.insertInto('upload_holds').values([
-        { id: randomUUID(), user_id: user.id, bytes: 5 * MiB, expires_at: past },
-        { id: randomUUID(), user_id: user.id, bytes: 1 * MiB, expires_at: future },
-      ]).execute();
-      await db.updateTable('users').set({ held_bytes: 6 * MiB }).where('id', '=', user.id).execute();
+      await db
+        .insertInto('upload_holds')
+        .values([
+          { id: randomUUID(), user_id: user.id, bytes: 5 * MiB, expires_at: past },
+          { id: randomUUID(), user_id: user.id, bytes: 1 * MiB, expires_at: future },
+        ])
+        .execute();
+      await db
+        .updateTable('users')
+        .set({ held_bytes: 6 * MiB })
+        .where('id', '=', user.id)
+        .execute();
       assert.equal((await user.api.get('/api/storage/status')).body.data.in_progress_bytes, 6 * MiB);
-      const put = (name: string) => test.app.inject({ method: 'PUT', url: `/api/files/upload/${folder}?name=${name}`, headers: { authorization: `Bearer ${user.token}` }, payload: randomBytes(3 * MiB) });
+      const put = (name: string) =>
+        test.app.inject({
+          method: 'PUT',
+          url: `/api/files/upload/${folder}?name=${name}`,
+          headers: { authorization: `Bearer ${user.token}` },
+          payload: randomBytes(3 * MiB),
+        });
       assert.equal((await put('refused.bin')).statusCode, 507);
 
       await maintenanceRound(upkeepContext(test));
@@ -226,7 +262,10 @@ for (const dialect of DIALECTS) {
       assert.equal(taken.held, taken.rows[0]);
       assert.ok(taken.held >= 3 * MiB);
       // The instance stalled past its lease: the upkeep takes the hold back.
-      await test.database.db.updateTable('upload_holds').set({ expires_at: isoPlus(nowIso(), -1000) }).execute();
+      await test.database.db
+        .updateTable('upload_holds')
+        .set({ expires_at: isoPlus(nowIso(), -1000) })
+        .execute();
       await maintenanceRound(upkeepContext(test));
       assert.deepEqual(await heldNow(test.database, user.id), { used: 0, held: 0, rows: [] });
       await hold.cover(hold.bytes + 1);

@@ -93,7 +93,8 @@ async function recount(db: Db, step = ''): Promise<Recount> {
       child_files: Number(f.child_files),
     };
     for (const key of Object.keys(e) as (keyof Aggregates)[]) {
-      if (stored[key] !== e[key]) mismatches.push(`${f.name} (${f.id}, batch '${f.trash_batch}') ${key}: stored ${stored[key]}, recount ${e[key]}`);
+      if (stored[key] !== e[key])
+        mismatches.push(`${f.name} (${f.id}, batch '${f.trash_batch}') ${key}: stored ${stored[key]}, recount ${e[key]}`);
     }
   }
   assert.deepEqual(mismatches, [], `${step}: aggregates differ from the recount`);
@@ -106,7 +107,10 @@ async function recount(db: Db, step = ''): Promise<Recount> {
  * between them is in the same batch, and they share the root's `deleted_at`.
  */
 async function checkTrashState(db: Db, step = ''): Promise<void> {
-  const folders = await db.selectFrom('folders').select(['id', 'name', 'parent_id', 'trash_batch', 'deleted_at', 'is_root', 'bucket_id']).execute();
+  const folders = await db
+    .selectFrom('folders')
+    .select(['id', 'name', 'parent_id', 'trash_batch', 'deleted_at', 'is_root', 'bucket_id'])
+    .execute();
   const files = await db.selectFrom('files').select(['id', 'name', 'folder_id', 'trash_batch', 'deleted_at']).execute();
   const byId = new Map(folders.map((f) => [f.id, f]));
   for (const f of folders) {
@@ -143,7 +147,11 @@ async function checkTrashState(db: Db, step = ''): Promise<void> {
       assert.equal(file.deleted_at, null, `${step}: live file ${file.name} has deleted_at`);
     } else if (file.trash_batch !== file.id) {
       // Trashed with a folder: its folder is in that batch.
-      assert.equal(folder.trash_batch, file.trash_batch, `${step}: file ${file.name} in batch ${file.trash_batch}, its folder in '${folder.trash_batch}'`);
+      assert.equal(
+        folder.trash_batch,
+        file.trash_batch,
+        `${step}: file ${file.name} in batch ${file.trash_batch}, its folder in '${folder.trash_batch}'`,
+      );
     }
   }
 }
@@ -151,7 +159,6 @@ async function checkTrashState(db: Db, step = ''): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Small API helpers
 // ---------------------------------------------------------------------------------------------
-
 
 function expectBody(res: ApiResponse, status: number, what: string) {
   assert.equal(res.status, status, `${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
@@ -165,7 +172,11 @@ function folderApi(user: TestUser) {
       return expectBody(await api.get('/api/folders/root/subfolders'), 200, 'root').data.parentFolder.id;
     },
     async mk(name: string, parentId?: string): Promise<string> {
-      return expectBody(await api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) }), 201, `create ${name}`).data.id;
+      return expectBody(
+        await api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) }),
+        201,
+        `create ${name}`,
+      ).data.id;
     },
     async details(id: string) {
       return expectBody(await api.get(`/api/folders/details/${id}`), 200, `details ${id}`).data;
@@ -294,7 +305,14 @@ for (const dialect of DIALECTS) {
         },
       };
       const weights: [string, number][] = [
-        ['create', 6], ['rename', 2], ['move', 4], ['copy', 2], ['trash', 3], ['restore', 3], ['hardDelete', 2], ['upload', 2],
+        ['create', 6],
+        ['rename', 2],
+        ['move', 4],
+        ['copy', 2],
+        ['trash', 3],
+        ['restore', 3],
+        ['hardDelete', 2],
+        ['upload', 2],
       ];
       const sum = weights.reduce((s, [, w]) => s + w, 0);
       const choose = () => {
@@ -378,7 +396,12 @@ for (const dialect of DIALECTS) {
       await recount(db, 'intact');
       await checkTrashState(db, 'intact');
       /** Applies a damage, expects `check` to reject it, then undoes it. */
-      const expectCaught = async (what: string, check: () => Promise<unknown>, damage: () => Promise<unknown>, undo: () => Promise<unknown>) => {
+      const expectCaught = async (
+        what: string,
+        check: () => Promise<unknown>,
+        damage: () => Promise<unknown>,
+        undo: () => Promise<unknown>,
+      ) => {
         await damage();
         await assert.rejects(check, assert.AssertionError, `${what} goes unnoticed`);
         await undo();
@@ -386,22 +409,82 @@ for (const dialect of DIALECTS) {
       };
       const set = (id: string, changes: Record<string, unknown>) => db.updateTable('folders').set(changes).where('id', '=', id).execute();
       const count = () => recount(db);
-      await expectCaught('subtree_folders off by one', count, () => set(B, { subtree_folders: 2 }), () => set(B, { subtree_folders: 1 }));
-      await expectCaught('child_folders off by one', count, () => set(B, { child_folders: 0 }), () => set(B, { child_folders: 1 }));
-      await expectCaught('a live folder counting its trashed child', count, () => set(A, { subtree_folders: 2 }), () => set(A, { subtree_folders: 0 }));
-      await expectCaught('subtree_files', count, () => set(B, { subtree_files: 0 }), () => set(B, { subtree_files: 1 }));
-      await expectCaught('subtree_bytes', count, () => set(C, { subtree_bytes: 11 }), () => set(C, { subtree_bytes: 10 }));
-      await expectCaught('child_files', count, () => set(C, { child_files: 2 }), () => set(C, { child_files: 1 }));
+      await expectCaught(
+        'subtree_folders off by one',
+        count,
+        () => set(B, { subtree_folders: 2 }),
+        () => set(B, { subtree_folders: 1 }),
+      );
+      await expectCaught(
+        'child_folders off by one',
+        count,
+        () => set(B, { child_folders: 0 }),
+        () => set(B, { child_folders: 1 }),
+      );
+      await expectCaught(
+        'a live folder counting its trashed child',
+        count,
+        () => set(A, { subtree_folders: 2 }),
+        () => set(A, { subtree_folders: 0 }),
+      );
+      await expectCaught(
+        'subtree_files',
+        count,
+        () => set(B, { subtree_files: 0 }),
+        () => set(B, { subtree_files: 1 }),
+      );
+      await expectCaught(
+        'subtree_bytes',
+        count,
+        () => set(C, { subtree_bytes: 11 }),
+        () => set(C, { subtree_bytes: 10 }),
+      );
+      await expectCaught(
+        'child_files',
+        count,
+        () => set(C, { child_files: 2 }),
+        () => set(C, { child_files: 1 }),
+      );
       const trash = () => checkTrashState(db);
       const trashedAt = (await db.selectFrom('folders').select('deleted_at').where('id', '=', B).executeTakeFirstOrThrow()).deleted_at;
-      await expectCaught('a trashed folder without deleted_at', trash, () => set(B, { deleted_at: null }), () => set(B, { deleted_at: trashedAt }));
-      await expectCaught('a batch member trashed at another time', trash, () => set(C, { deleted_at: '2000-01-01T00:00:00.000Z' }), () => set(C, { deleted_at: trashedAt }));
-      await expectCaught('a live folder under a trashed one', trash, () => set(C, { trash_batch: '', deleted_at: null }), () => set(C, { trash_batch: B, deleted_at: trashedAt }));
-      await expectCaught('a batch whose root is not a trash root', trash, () => set(B, { trash_batch: C }), () => set(B, { trash_batch: B }));
+      await expectCaught(
+        'a trashed folder without deleted_at',
+        trash,
+        () => set(B, { deleted_at: null }),
+        () => set(B, { deleted_at: trashedAt }),
+      );
+      await expectCaught(
+        'a batch member trashed at another time',
+        trash,
+        () => set(C, { deleted_at: '2000-01-01T00:00:00.000Z' }),
+        () => set(C, { deleted_at: trashedAt }),
+      );
+      await expectCaught(
+        'a live folder under a trashed one',
+        trash,
+        () => set(C, { trash_batch: '', deleted_at: null }),
+        () => set(C, { trash_batch: B, deleted_at: trashedAt }),
+      );
+      await expectCaught(
+        'a batch whose root is not a trash root',
+        trash,
+        () => set(B, { trash_batch: C }),
+        () => set(B, { trash_batch: B }),
+      );
       const fileTrashedAt = (await db.selectFrom('files').select('deleted_at').executeTakeFirstOrThrow()).deleted_at;
       const setFile = (changes: { trash_batch: string; deleted_at: string | null }) => db.updateTable('files').set(changes).execute();
-      await expectCaught('a live file in a trashed folder', trash, () => setFile({ trash_batch: '', deleted_at: null }), () => setFile({ trash_batch: B, deleted_at: fileTrashedAt }));
-      await expectCaught('a file in a batch its folder is not in', trash, () => setFile({ trash_batch: A, deleted_at: fileTrashedAt }), () => setFile({ trash_batch: B, deleted_at: fileTrashedAt }));
+      await expectCaught(
+        'a live file in a trashed folder',
+        trash,
+        () => setFile({ trash_batch: '', deleted_at: null }),
+        () => setFile({ trash_batch: B, deleted_at: fileTrashedAt }),
+      );
+      await expectCaught(
+        'a file in a batch its folder is not in',
+        trash,
+        () => setFile({ trash_batch: A, deleted_at: fileTrashedAt }),
+        () => setFile({ trash_batch: B, deleted_at: fileTrashedAt }),
+      );
     });
 
     describe('scenarios', () => {
@@ -646,20 +729,66 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await files(A), [2, 30]);
         assert.deepEqual(await files(root), [2, 30]);
         await f.move(X, B);
-        assert.deepEqual([await files(A), await files(B), await files(root)], [[0, 0], [2, 30], [2, 30]]);
+        assert.deepEqual(
+          [await files(A), await files(B), await files(root)],
+          [
+            [0, 0],
+            [2, 30],
+            [2, 30],
+          ],
+        );
         const copy = await f.copy(X, A);
         assert.equal(copy.totalFiles, 2);
-        assert.deepEqual([await files(A), await files(B), await files(root)], [[2, 30], [2, 30], [4, 60]]);
+        assert.deepEqual(
+          [await files(A), await files(B), await files(root)],
+          [
+            [2, 30],
+            [2, 30],
+            [4, 60],
+          ],
+        );
         await f.trash(X1);
-        assert.deepEqual([await files(X), await files(B), await files(root)], [[1, 10], [1, 10], [3, 40]]);
+        assert.deepEqual(
+          [await files(X), await files(B), await files(root)],
+          [
+            [1, 10],
+            [1, 10],
+            [3, 40],
+          ],
+        );
         await f.trash(X);
-        assert.deepEqual([await files(X), await files(B), await files(root)], [[1, 10], [0, 0], [2, 30]]);
+        assert.deepEqual(
+          [await files(X), await files(B), await files(root)],
+          [
+            [1, 10],
+            [0, 0],
+            [2, 30],
+          ],
+        );
         await f.restore(X1); // its old parent is trashed: to the root
-        assert.deepEqual([await files(X1), await files(root)], [[1, 20], [3, 50]]);
+        assert.deepEqual(
+          [await files(X1), await files(root)],
+          [
+            [1, 20],
+            [3, 50],
+          ],
+        );
         await f.restore(X);
-        assert.deepEqual([await files(B), await files(root)], [[1, 10], [4, 60]]);
+        assert.deepEqual(
+          [await files(B), await files(root)],
+          [
+            [1, 10],
+            [4, 60],
+          ],
+        );
         await f.hardDelete(copy.id);
-        assert.deepEqual([await files(A), await files(root)], [[0, 0], [2, 30]]);
+        assert.deepEqual(
+          [await files(A), await files(root)],
+          [
+            [0, 0],
+            [2, 30],
+          ],
+        );
         await recount(database.db, 'at the end');
         await checkTrashState(database.db);
       });

@@ -31,7 +31,10 @@ interface Expected {
  * subtree aggregates cover the descendants in its own trash batch reached through descendants of
  * that batch; its child counts, the direct children of that batch.
  */
-function expectedAggregates(folders: FolderRow[], files: { folder_id: string; trash_batch: string; size: number }[] = []): Map<string, Expected> {
+function expectedAggregates(
+  folders: FolderRow[],
+  files: { folder_id: string; trash_batch: string; size: number }[] = [],
+): Map<string, Expected> {
   const children = new Map<string, FolderRow[]>();
   for (const f of folders) {
     if (!f.parent_id) continue;
@@ -144,7 +147,11 @@ async function checkInvariants(db: Db, keyring: Keyring, step = '', keys: 'folde
   }
   for (const bucket of buckets) {
     const roots = folders.filter((f) => f.bucket_id === bucket.id && f.is_root === 1);
-    assert.deepEqual(roots.map((r) => r.id), [bucket.root_folder_id], `${step}: bucket ${bucket.id} has not exactly its one root`);
+    assert.deepEqual(
+      roots.map((r) => r.id),
+      [bucket.root_folder_id],
+      `${step}: bucket ${bucket.id} has not exactly its one root`,
+    );
   }
 
   if (keys === 'folderKey') {
@@ -237,15 +244,26 @@ for (const dialect of DIALECTS) {
       const rowsMs = performance.now() - started;
       await db.transaction().execute(async (trx) => {
         for (const rows of batches) await insertFolders(trx, rows);
-        await adjustChain(trx, b.id, '', 1, { folders: CHILDREN * (1 + GRANDCHILDREN), files: 0, bytes: 0 }, { folders: CHILDREN, files: 0 });
+        await adjustChain(
+          trx,
+          b.id,
+          '',
+          1,
+          { folders: CHILDREN * (1 + GRANDCHILDREN), files: 0, bytes: 0 },
+          { folders: CHILDREN, files: 0 },
+        );
       });
       const seedMs = performance.now() - started;
-      t.diagnostic(`[${dialect}] seeded 100,000 folders in ${seedMs.toFixed(0)} ms (rows and keys ${rowsMs.toFixed(0)} ms, inserts ${(seedMs - rowsMs).toFixed(0)} ms)`);
+      t.diagnostic(
+        `[${dialect}] seeded 100,000 folders in ${seedMs.toFixed(0)} ms (rows and keys ${rowsMs.toFixed(0)} ms, inserts ${(seedMs - rowsMs).toFixed(0)} ms)`,
+      );
 
       // The seeded data is what the API itself would have left: aggregates and keys recount clean.
       const recountStarted = performance.now();
       const snapshot = await checkInvariants(db, keyring, 'after seeding', 'walk');
-      t.diagnostic(`[${dialect}] full recount of ${snapshot.folders.length} folders in ${(performance.now() - recountStarted).toFixed(0)} ms`);
+      t.diagnostic(
+        `[${dialect}] full recount of ${snapshot.folders.length} folders in ${(performance.now() - recountStarted).toFixed(0)} ms`,
+      );
       assert.equal(snapshot.folders.length, 100_000 + 3); // + root, A, B
       const root = snapshot.folders.find((f) => f.is_root === 1 && f.bucket_id === user.defaultBucketId)!;
       assert.equal(Number(root.subtree_folders), 100_002);
@@ -270,12 +288,19 @@ for (const dialect of DIALECTS) {
       assert.equal(detailsA.body.data.totalSubfolders, 0);
       assert.equal(detailsB.body.data.totalSubfolders, 100_000);
       assert.ok(detailsA.statements.length > 0, 'the counter sees the statements of a request');
-      assert.equal(detailsB.statements.length, detailsA.statements.length, 'details: as many statements for 100,000 descendants as for none');
+      assert.equal(
+        detailsB.statements.length,
+        detailsA.statements.length,
+        'details: as many statements for 100,000 descendants as for none',
+      );
       assert.deepEqual(detailsB.statements, detailsA.statements, 'details: the very same statements');
 
       const pageA = await measure(`/api/folders/${a.id}/subfolders?limit=100`, `/api/folders/${a.id}/subfolders?limit=99`);
       const pageB = await measure(`/api/folders/${b.id}/subfolders?limit=100`, `/api/folders/${b.id}/subfolders?limit=99`);
-      assert.ok(pageB.statements.some((s) => /order by "name", "id"/.test(s)), 'the measured request read its page');
+      assert.ok(
+        pageB.statements.some((s) => /order by "name", "id"/.test(s)),
+        'the measured request read its page',
+      );
       assert.equal(pageA.body.data.data.length, 0);
       assert.equal(pageA.body.data.total, 0);
       assert.equal(pageB.body.data.data.length, 100);
@@ -345,9 +370,11 @@ async function setup(t: import('node:test').TestContext, dialect: (typeof DIALEC
 }
 
 async function secondBucket(db: Db, keyring: Keyring, user: TestUser, name = 'Second bucket') {
-  return db.transaction().execute((trx) =>
-    insertBucketWithRoot(trx, keyring, { ownerId: user.id, datahubId: user.defaultDatahubId, name, now: new Date().toISOString() }),
-  );
+  return db
+    .transaction()
+    .execute((trx) =>
+      insertBucketWithRoot(trx, keyring, { ownerId: user.id, datahubId: user.defaultDatahubId, name, now: new Date().toISOString() }),
+    );
 }
 
 async function folderExists(db: Db, id: string): Promise<boolean> {
@@ -415,7 +442,7 @@ for (const dialect of DIALECTS) {
       const copied = await s.user.api.post(`/api/folders/copy/${s.ids.A}`, { targetParentId: s.ids['X/Y'] });
       assert.equal(copied.status, 201, JSON.stringify(copied.body));
       assert.equal(copied.body.data.totalSubfolders, 2);
-      s.ids["X/Y/A"] = copied.body.data.id;
+      s.ids['X/Y/A'] = copied.body.data.id;
       await s.expectTotals('A copied under Y', { '/': 8, A: 2, X: 4, 'X/Y': 3, 'X/Y/A': 2 });
       await s.expectChildren('A copied under Y', { '/': 2, 'X/Y': 1, 'X/Y/A': 1 });
       await s.check('after a copy');
@@ -555,7 +582,6 @@ for (const dialect of DIALECTS) {
   });
 }
 
-
 /** Ids of a folder and of all its descendants, whatever their trash state. */
 function subtreeIds(snapshot: Snapshot, id: string): Set<string> {
   const ids = new Set([id]);
@@ -606,7 +632,9 @@ for (const dialect of DIALECTS) {
       const sortKey = (snap: Snapshot, f: FolderRow): string => {
         const parts: string[] = [];
         for (let p: FolderRow | undefined = f; p; p = p.parent_id ? snap.byId.get(p.parent_id) : undefined) {
-          parts.unshift(p.is_root ? (p.bucket_id === other.id ? '2' : '1') : `${p.name}\u0001${p.trash_batch ? 't' : 'l'}${p.deleted_at ?? ''}`);
+          parts.unshift(
+            p.is_root ? (p.bucket_id === other.id ? '2' : '1') : `${p.name}\u0001${p.trash_batch ? 't' : 'l'}${p.deleted_at ?? ''}`,
+          );
         }
         return parts.join('\u0000');
       };
@@ -639,7 +667,8 @@ for (const dialect of DIALECTS) {
           assert.equal(res.status, status, `seed ${seed}, step ${step}: ${description}: ${JSON.stringify(res.body)}`);
           assert.equal(res.body.code, code, `seed ${seed}, step ${step}: ${description}`);
         };
-        const expectSuccess = (status: number) => assert.equal(res.status, status, `seed ${seed}, step ${step}: ${description}: ${JSON.stringify(res.body)}`);
+        const expectSuccess = (status: number) =>
+          assert.equal(res.status, status, `seed ${seed}, step ${step}: ${description}: ${JSON.stringify(res.body)}`);
         /** Whether a live folder of that name sits directly in `parentId` (there are no files here). */
         const taken = (parentId: string, name: string, except?: string) =>
           before.folders.some((f) => f.parent_id === parentId && f.trash_batch === '' && f.name === name && f.id !== except);
@@ -743,7 +772,8 @@ for (const dialect of DIALECTS) {
         } else {
           const roots = live.filter((f) => f.is_root === 1);
           const r = random();
-          const folder = trashed.length > 0 && r < 0.4 ? pick(trashed) : liveNonRoot.length === 0 || r > 0.95 ? pick(roots) : pick(liveNonRoot);
+          const folder =
+            trashed.length > 0 && r < 0.4 ? pick(trashed) : liveNonRoot.length === 0 || r > 0.95 ? pick(roots) : pick(liveNonRoot);
           description = `hard delete ${label(folder)}`;
           res = await s.user.api.delete(`/api/folders/delete/${folder.id}?trash=hard`);
           if (folder.is_root) expectRefusal(400, 'ROOT_FOLDER_READONLY');
@@ -780,7 +810,11 @@ for (const dialect of DIALECTS) {
         const probe = pick(inOrder(snapshot));
         const probed = await folderDetails(s.user, probe.id);
         assert.equal(probed.totalSubfolders, snapshot.expected.get(probe.id)!.subtree_folders, `${where}: details of ${probe.id}`);
-        assert.equal(await subfolderTotal(s.user, probe.id), snapshot.expected.get(probe.id)!.child_folders, `${where}: listing total of ${probe.id}`);
+        assert.equal(
+          await subfolderTotal(s.user, probe.id),
+          snapshot.expected.get(probe.id)!.child_folders,
+          `${where}: listing total of ${probe.id}`,
+        );
       }
       await checkInvariants(s.db, s.keyring, 'end', 'folderKey');
 
@@ -788,16 +822,23 @@ for (const dialect of DIALECTS) {
         folders: snapshot.folders.length,
         trashed: snapshot.folders.filter((f) => f.trash_batch !== '').length,
         inOtherBucket: snapshot.folders.filter((f) => f.bucket_id === other.id).length,
-        deepest: Math.max(...snapshot.folders.map((f) => {
-          let depth = 0;
-          for (let p = f.parent_id; p; p = snapshot.byId.get(p)!.parent_id) depth++;
-          return depth;
-        })),
+        deepest: Math.max(
+          ...snapshot.folders.map((f) => {
+            let depth = 0;
+            for (let p = f.parent_id; p; p = snapshot.byId.get(p)!.parent_id) depth++;
+            return depth;
+          }),
+        ),
       };
-      t.diagnostic(`[${dialect}] seed ${seed}: ${JSON.stringify(counts)}; ${JSON.stringify(tags)}; at the end ${JSON.stringify(final)}; ${(performance.now() - started).toFixed(0)} ms`);
+      t.diagnostic(
+        `[${dialect}] seed ${seed}: ${JSON.stringify(counts)}; ${JSON.stringify(tags)}; at the end ${JSON.stringify(final)}; ${(performance.now() - started).toFixed(0)} ms`,
+      );
       // The mix really exercised every operation, successes included.
       for (const op of ['create', 'rename', 'move', 'copy', 'soft', 'restore', 'hard']) {
-        assert.ok(Object.keys(counts[op] ?? {}).some((status) => Number(status) < 300), `no successful ${op} in the sequence`);
+        assert.ok(
+          Object.keys(counts[op] ?? {}).some((status) => Number(status) < 300),
+          `no successful ${op} in the sequence`,
+        );
       }
       assert.ok(counts.move[400] > 0, 'some moves into their own subtree were refused');
       for (const tag of ['crossBucket', 'restoreFromInside', 'restoreToRoot', 'hardLive', 'hardTrashed']) {
@@ -825,7 +866,8 @@ for (const dialect of DIALECTS) {
         await undo(s.db);
         await s.check(`undone: ${what}`);
       }
-      const set = (id: string, changes: Partial<FolderRow>) => (db: Db) => db.updateTable('folders').set(changes).where('id', '=', id).execute();
+      const set = (id: string, changes: Partial<FolderRow>) => (db: Db) =>
+        db.updateTable('folders').set(changes).where('id', '=', id).execute();
       const row = (id: string) => s.db.selectFrom('folders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       const a = await row(s.ids.A);
       const b = await row(s.ids['A/B']);
@@ -834,15 +876,50 @@ for (const dialect of DIALECTS) {
       const x = await row(s.ids.X);
       assert.equal(d.trash_batch, c.id);
 
-      await expectCaught('subtree_folders off by one', set(a.id, { subtree_folders: 2 }), set(a.id, { subtree_folders: 1 }), /aggregates differ/);
-      await expectCaught('child_folders off by one', set(s.ids['/'], { child_folders: 3 }), set(s.ids['/'], { child_folders: 2 }), /aggregates differ/);
-      await expectCaught('a trashed folder counted live', set(b.id, { subtree_folders: 1, child_folders: 1 }), set(b.id, { subtree_folders: 0, child_folders: 0 }), /aggregates differ/);
-      await expectCaught('files counted without files', set(x.id, { subtree_files: 1, child_files: 1 }), set(x.id, { subtree_files: 0, child_files: 0 }), /aggregates differ/);
-      await expectCaught('a key wrapped for another folder', set(b.id, { key_wrapped: x.key_wrapped }), set(b.id, { key_wrapped: b.key_wrapped }), /does not unwrap/);
+      await expectCaught(
+        'subtree_folders off by one',
+        set(a.id, { subtree_folders: 2 }),
+        set(a.id, { subtree_folders: 1 }),
+        /aggregates differ/,
+      );
+      await expectCaught(
+        'child_folders off by one',
+        set(s.ids['/'], { child_folders: 3 }),
+        set(s.ids['/'], { child_folders: 2 }),
+        /aggregates differ/,
+      );
+      await expectCaught(
+        'a trashed folder counted live',
+        set(b.id, { subtree_folders: 1, child_folders: 1 }),
+        set(b.id, { subtree_folders: 0, child_folders: 0 }),
+        /aggregates differ/,
+      );
+      await expectCaught(
+        'files counted without files',
+        set(x.id, { subtree_files: 1, child_files: 1 }),
+        set(x.id, { subtree_files: 0, child_files: 0 }),
+        /aggregates differ/,
+      );
+      await expectCaught(
+        'a key wrapped for another folder',
+        set(b.id, { key_wrapped: x.key_wrapped }),
+        set(b.id, { key_wrapped: b.key_wrapped }),
+        /does not unwrap/,
+      );
       // A move that forgot to re-wrap: B's key wrapped by X's key while B stays under A.
       const wrongParent = newChildKey(await folderKey(s.db, s.keyring, x.id), b.id).wrapped;
-      await expectCaught('a key wrapped by the wrong parent', set(b.id, { key_wrapped: wrongParent }), set(b.id, { key_wrapped: b.key_wrapped }), /does not unwrap/);
-      await expectCaught('a folder in another bucket than its root', set(x.id, { bucket_id: other.id }), set(x.id, { bucket_id: x.bucket_id }), /not in its root's bucket/);
+      await expectCaught(
+        'a key wrapped by the wrong parent',
+        set(b.id, { key_wrapped: wrongParent }),
+        set(b.id, { key_wrapped: b.key_wrapped }),
+        /does not unwrap/,
+      );
+      await expectCaught(
+        'a folder in another bucket than its root',
+        set(x.id, { bucket_id: other.id }),
+        set(x.id, { bucket_id: x.bucket_id }),
+        /not in its root's bucket/,
+      );
       // D live under trashed C, with C's aggregates matching, so only the liveness rule can catch it.
       await expectCaught(
         'a live folder under a trashed one',
@@ -868,7 +945,12 @@ for (const dialect of DIALECTS) {
         },
         /in a batch its parent is not in/,
       );
-      await expectCaught('a trashed folder without deleted_at', set(c.id, { deleted_at: null }), set(c.id, { deleted_at: c.deleted_at }), /without deleted_at/);
+      await expectCaught(
+        'a trashed folder without deleted_at',
+        set(c.id, { deleted_at: null }),
+        set(c.id, { deleted_at: c.deleted_at }),
+        /without deleted_at/,
+      );
     });
   });
 }

@@ -203,9 +203,18 @@ for (const dialect of DIALECTS) {
           ...inR.map((f) => user.api.post(`/api/folders/move/${f.id}`, { targetParentId: q.id })),
         ]);
         no5xx(results);
-        assert.deepEqual(results.map((x) => x.status), Array(12).fill(200));
-        assert.deepEqual(await childNames(user, q.id), inR.map((f) => f.name));
-        assert.deepEqual(await childNames(user, r.id), inQ.map((f) => f.name));
+        assert.deepEqual(
+          results.map((x) => x.status),
+          Array(12).fill(200),
+        );
+        assert.deepEqual(
+          await childNames(user, q.id),
+          inR.map((f) => f.name),
+        );
+        assert.deepEqual(
+          await childNames(user, r.id),
+          inQ.map((f) => f.name),
+        );
         await assertTreeConsistent(user, rootId);
         assert.deepEqual(dog.cancelled, [], 'no statement ran away');
       } finally {

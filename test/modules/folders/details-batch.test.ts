@@ -24,9 +24,19 @@ for (const dialect of DIALECTS) {
       const found = await findFolderDetails(database.db, [c, d, missing, c, root]);
       assert.deepEqual([...found.keys()].sort(), [c, d, root].sort());
       assert.equal(found.get(c)!.folder.name, 'C');
-      assert.deepEqual(found.get(c)!.ancestors.map((x) => [x.id, x.depth]), [[b, 1], [a, 2], [root, 3]]);
+      assert.deepEqual(
+        found.get(c)!.ancestors.map((x) => [x.id, x.depth]),
+        [
+          [b, 1],
+          [a, 2],
+          [root, 3],
+        ],
+      );
       assert.equal(found.get(d)!.folder.name, 'D');
-      assert.deepEqual(found.get(d)!.ancestors.map((x) => x.id), [root]);
+      assert.deepEqual(
+        found.get(d)!.ancestors.map((x) => x.id),
+        [root],
+      );
       assert.deepEqual(found.get(root)!.ancestors, []);
       assert.equal((await findFolderDetails(database.db, [])).size, 0);
     });
@@ -82,9 +92,15 @@ for (const dialect of DIALECTS) {
       pages.forEach((res, i) => {
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.equal(res.body.data.parentFolder.id, parents[i]);
-        assert.deepEqual(res.body.data.data.map((item: { name: string }) => item.name), [`Child of ${i}`]);
+        assert.deepEqual(
+          res.body.data.data.map((item: { name: string }) => item.name),
+          [`Child of ${i}`],
+        );
       });
-      assert.ok(folderStatements >= 1 && folderStatements < parents.length, `${folderStatements} statements for ${parents.length} requests`);
+      assert.ok(
+        folderStatements >= 1 && folderStatements < parents.length,
+        `${folderStatements} statements for ${parents.length} requests`,
+      );
       const unknown = await user.api.get(`/api/folders/${unknownId('fld')}/subfolders`);
       assert.equal(unknown.status, 404);
     });

@@ -102,7 +102,13 @@ function assertListItem(item: any) {
 }
 
 /** A raw request, for tokens and headers the helper client does not send. */
-async function raw(app: FastifyInstance, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<ApiResponse> {
+async function raw(
+  app: FastifyInstance,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<ApiResponse> {
   const res = await app.inject({ method: method as any, url, headers, ...(body !== undefined ? { payload: body as any } : {}) });
   return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
 }
@@ -134,13 +140,25 @@ for (const dialect of DIALECTS) {
       assert.equal((await folderDetails(user, pub.id)).visibility, 'public');
       // Validation of the create body.
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, {}), 400, 'VALIDATION_FAILED');
-      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', visibility: 'secret' }), 400, 'VALIDATION_FAILED');
+      assertError(
+        await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', visibility: 'secret' }),
+        400,
+        'VALIDATION_FAILED',
+      );
       assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: 'nope' }), 400, 'INVALID_ID');
-      assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: randomUnknownId() }), 404, 'FOLDER_NOT_FOUND');
+      assertError(
+        await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'x', parentId: randomUnknownId() }),
+        404,
+        'FOLDER_NOT_FOUND',
+      );
       assertError(await user.api.post(`/api/folders/create/${randomUnknownId('bkt')}`, { name: 'x' }), 404, 'BUCKET_NOT_FOUND');
       assertError(await user.api.post('/api/folders/create/bkt_nope', { name: 'x' }), 400, 'INVALID_ID');
       const top = await user.api.get('/api/folders/root/subfolders');
-      assert.deepEqual(top.body.data.data.map((f: any) => f.name), ['Documents', 'Public'], 'the refused creates created nothing');
+      assert.deepEqual(
+        top.body.data.data.map((f: any) => f.name),
+        ['Documents', 'Public'],
+        'the refused creates created nothing',
+      );
     });
 
     it('details: 200, the envelope holds every field of the Folder detail table with its type', async (t) => {
@@ -182,8 +200,8 @@ for (const dialect of DIALECTS) {
       assert.equal(parent.totalSubfolders, 1);
       const root = await folderDetails(user, parent.parentId);
       assert.equal(root.isRoot, true);
-      assert.equal(parent.parentName, root.name, 'a top-level folder: parentName is the root\'s name');
-      assert.equal(parent.displayPath, '/Documents', 'the root\'s name is not part of paths');
+      assert.equal(parent.parentName, root.name, "a top-level folder: parentName is the root's name");
+      assert.equal(parent.displayPath, '/Documents', "the root's name is not part of paths");
     });
 
     it('details: the root folder is "/", isRoot, with an empty parentId and parentName', async (t) => {
@@ -203,7 +221,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await folderDetails(user, rootId)).totalSubfolders, 1);
     });
 
-    it('details: 401 without a token, with a bad token, and for another user\'s folder; 404 unknown; 400 malformed', async (t) => {
+    it("details: 401 without a token, with a bad token, and for another user's folder; 404 unknown; 400 malformed", async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
@@ -258,7 +276,7 @@ for (const dialect of DIALECTS) {
       assertError(await user.api.post('/api/folders/restore/garbage'), 400, 'INVALID_ID');
     });
 
-    it('subfolders: 200, the envelope with data, total and parentFolder; root is the default bucket\'s top level', async (t) => {
+    it("subfolders: 200, the envelope with data, total and parentFolder; root is the default bucket's top level", async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const rootId = await rootFolderId(owner);
@@ -271,7 +289,11 @@ for (const dialect of DIALECTS) {
       assert.equal(typeof top.body.message, 'string');
       const page = top.body.data;
       assert.ok(Array.isArray(page.data));
-      assert.deepEqual(page.data.map((f: any) => f.name), ['A', 'B'], 'sorted by name; grandchildren not listed');
+      assert.deepEqual(
+        page.data.map((f: any) => f.name),
+        ['A', 'B'],
+        'sorted by name; grandchildren not listed',
+      );
       assert.equal(page.total, 2);
       assert.ok(Number.isInteger(page.total));
       assert.deepEqual(Object.keys(page.parentFolder).sort(), ['bucketId', 'id', 'name']);
@@ -295,7 +317,10 @@ for (const dialect of DIALECTS) {
 
       const sub = await owner.api.get(`/api/folders/${a.id}/subfolders`);
       assert.equal(sub.status, 200);
-      assert.deepEqual(sub.body.data.data.map((f: any) => f.id), [child.id]);
+      assert.deepEqual(
+        sub.body.data.data.map((f: any) => f.id),
+        [child.id],
+      );
       assert.equal(sub.body.data.data[0].parentId, a.id);
       assert.equal(sub.body.data.total, 1);
       assert.deepEqual(sub.body.data.parentFolder, { id: a.id, name: 'A', bucketId: owner.defaultBucketId });
@@ -308,10 +333,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(byId.body.data.data, page.data);
       const byBucket = await owner.api.get(`/api/folders/root/subfolders?bucketId=${owner.defaultBucketId}`);
       assert.equal(byBucket.status, 200);
-      assert.deepEqual(byBucket.body.data.data.map((f: any) => f.id), [a.id, b.id]);
+      assert.deepEqual(
+        byBucket.body.data.data.map((f: any) => f.id),
+        [a.id, b.id],
+      );
     });
 
-    it('subfolders: 401 without or with a bad token, 403 for another user\'s folder, 404 unknown, 400 malformed', async (t) => {
+    it("subfolders: 401 without or with a bad token, 403 for another user's folder, 404 unknown, 400 malformed", async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
@@ -341,7 +369,7 @@ for (const dialect of DIALECTS) {
     });
 
     // Subfolder pages are written as JSON by the database (json-text.ts); the other listings by listItem.
-    it('subfolders: the database-written items equal the other listings\' for awkward names, across pages and in the trash', async (t) => {
+    it("subfolders: the database-written items equal the other listings' for awkward names, across pages and in the trash", async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const parent = await createFolder(owner, 'Parent "quoted"');
@@ -359,7 +387,11 @@ for (const dialect of DIALECTS) {
         pages.push(...res.body.data.data);
         cursor = res.body.data.nextCursor;
       } while (cursor);
-      assert.deepEqual(pages.map((f) => f.name), [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), 'every name once, by name');
+      assert.deepEqual(
+        pages.map((f) => f.name),
+        [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+        'every name once, by name',
+      );
       const listed = await owner.api.get(`/api/folders/list/${owner.defaultBucketId}?limit=1000`);
       const fromBucket = new Map(listed.body.data.data.map(({ displayPath: _path, ...item }: any) => [item.id, item]));
       for (const item of pages) {
@@ -525,7 +557,7 @@ for (const dialect of DIALECTS) {
       assertError(await owner.api.get(`/api/folders/details/${folders['Default/child'].id}`), 404, 'FOLDER_NOT_FOUND');
     });
 
-    it('delete: 400 for an invalid trash value (query and body) or a malformed id; 404 unknown or another user\'s; nothing changes', async (t) => {
+    it("delete: 400 for an invalid trash value (query and body) or a malformed id; 404 unknown or another user's; nothing changes", async (t) => {
       const { app } = await build(t, dialect);
       const owner = await signUp(app);
       const other = await signUp(app);
@@ -572,8 +604,20 @@ for (const dialect of DIALECTS) {
       type Route = { method: string; url: string; body?: unknown; status: number; code: string };
       const routes: Route[] = [
         { method: 'POST', url: `/api/folders/create/${owner.defaultBucketId}`, body: { name: 'x' }, status: 404, code: 'BUCKET_NOT_FOUND' },
-        { method: 'POST', url: `/api/folders/create/${owner.defaultBucketId}`, body: { name: 'x', parentId: a.id }, status: 404, code: 'BUCKET_NOT_FOUND' },
-        { method: 'POST', url: `/api/folders/create/${other.defaultBucketId}`, body: { name: 'x', parentId: a.id }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        {
+          method: 'POST',
+          url: `/api/folders/create/${owner.defaultBucketId}`,
+          body: { name: 'x', parentId: a.id },
+          status: 404,
+          code: 'BUCKET_NOT_FOUND',
+        },
+        {
+          method: 'POST',
+          url: `/api/folders/create/${other.defaultBucketId}`,
+          body: { name: 'x', parentId: a.id },
+          status: 404,
+          code: 'FOLDER_NOT_FOUND',
+        },
         { method: 'PUT', url: `/api/folders/update/${a.id}`, body: { name: 'x' }, status: 404, code: 'FOLDER_NOT_FOUND' },
         { method: 'PUT', url: `/api/folders/update/${a.id}`, body: { isPrivate: false }, status: 404, code: 'FOLDER_NOT_FOUND' },
         { method: 'DELETE', url: `/api/folders/delete/${a.id}`, status: 404, code: 'FOLDER_NOT_FOUND' },
@@ -588,17 +632,53 @@ for (const dialect of DIALECTS) {
         // Move or copy the owner's folder into the caller's tree, or the caller's into the owner's.
         { method: 'POST', url: `/api/folders/move/${a.id}`, body: { targetParentId: otherRoot }, status: 404, code: 'FOLDER_NOT_FOUND' },
         { method: 'POST', url: `/api/folders/move/${b.id}`, body: { targetParentId: ownerRoot }, status: 404, code: 'FOLDER_NOT_FOUND' },
-        { method: 'POST', url: `/api/folders/move/${otherFolder.id}`, body: { targetParentId: a.id }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        {
+          method: 'POST',
+          url: `/api/folders/move/${otherFolder.id}`,
+          body: { targetParentId: a.id },
+          status: 404,
+          code: 'FOLDER_NOT_FOUND',
+        },
         { method: 'POST', url: `/api/folders/copy/${a.id}`, body: { targetParentId: otherRoot }, status: 404, code: 'FOLDER_NOT_FOUND' },
-        { method: 'POST', url: `/api/folders/copy/${a.id}`, body: { targetParentId: otherRoot, name: 'Loot' }, status: 404, code: 'FOLDER_NOT_FOUND' },
-        { method: 'POST', url: `/api/folders/copy/${otherFolder.id}`, body: { targetParentId: a.id }, status: 404, code: 'FOLDER_NOT_FOUND' },
+        {
+          method: 'POST',
+          url: `/api/folders/copy/${a.id}`,
+          body: { targetParentId: otherRoot, name: 'Loot' },
+          status: 404,
+          code: 'FOLDER_NOT_FOUND',
+        },
+        {
+          method: 'POST',
+          url: `/api/folders/copy/${otherFolder.id}`,
+          body: { targetParentId: a.id },
+          status: 404,
+          code: 'FOLDER_NOT_FOUND',
+        },
         { method: 'POST', url: `/api/folders/restore/${trashed.id}`, status: 404, code: 'FOLDER_NOT_FOUND' },
       ];
-      const covered = new Set(routes.map((r) => `${r.method} ${r.url.replace(/\/(fld|bkt)_[0-9a-z]{26}/g, '/:id').replace(/\/root\//, '/:id/').split('?')[0]}`));
+      const covered = new Set(
+        routes.map(
+          (r) =>
+            `${r.method} ${
+              r.url
+                .replace(/\/(fld|bkt)_[0-9a-z]{26}/g, '/:id')
+                .replace(/\/root\//, '/:id/')
+                .split('?')[0]
+            }`,
+        ),
+      );
       for (const route of [
-        'POST /api/folders/create/:id', 'PUT /api/folders/update/:id', 'DELETE /api/folders/delete/:id', 'GET /api/folders/details/:id',
-        'GET /api/folders/:id/subfolders', 'GET /api/folders/list/:id', 'POST /api/folders/move/:id', 'POST /api/folders/copy/:id', 'POST /api/folders/restore/:id',
-      ]) assert.ok(covered.has(route), `${route} is covered`);
+        'POST /api/folders/create/:id',
+        'PUT /api/folders/update/:id',
+        'DELETE /api/folders/delete/:id',
+        'GET /api/folders/details/:id',
+        'GET /api/folders/:id/subfolders',
+        'GET /api/folders/list/:id',
+        'POST /api/folders/move/:id',
+        'POST /api/folders/copy/:id',
+        'POST /api/folders/restore/:id',
+      ])
+        assert.ok(covered.has(route), `${route} is covered`);
 
       const headersFor = (token?: string): Record<string, string> => (token !== undefined ? { authorization: `Bearer ${token}` } : {});
       for (const route of routes) {
@@ -611,8 +691,8 @@ for (const dialect of DIALECTS) {
         assertError(res, route.status, route.code, `${label} as another user`);
       }
       // Nothing changed for either user.
-      assert.deepEqual(await folderSnapshot(owner, ids), before, 'the owner\'s folders are unchanged');
-      assert.deepEqual(await folderSnapshot(other, [otherRoot, otherFolder.id]), otherBefore, 'the other user\'s folders are unchanged');
+      assert.deepEqual(await folderSnapshot(owner, ids), before, "the owner's folders are unchanged");
+      assert.deepEqual(await folderSnapshot(other, [otherRoot, otherFolder.id]), otherBefore, "the other user's folders are unchanged");
       assert.equal((await folderDetails(owner, trashed.id)).isDelete, true, 'still in the trash');
       assert.equal((await folderDetails(owner, a.id)).isDelete, false, 'still live');
       // And the owner can still do everything.

@@ -29,7 +29,8 @@ for (const dialect of DIALECTS) {
       const queries = pageQueries();
       const { app, database } = await build(t, dialect, { onQuery: queries.onQuery });
       const user = await signUp(app);
-      const mkdir = async (name: string, parentId?: string) => (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) })).body.data;
+      const mkdir = async (name: string, parentId?: string) =>
+        (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, ...(parentId ? { parentId } : {}) })).body.data;
       const parent = await mkdir('parent');
       const elsewhere = await mkdir('elsewhere');
       const b = await mkdir('b', parent.id);
@@ -46,13 +47,23 @@ for (const dialect of DIALECTS) {
       const steps: [string, () => Promise<unknown>, string[], (page: any) => void][] = [
         ['create', () => mkdir('a', parent.id), ['a', 'b', 'c'], () => {}],
         ['rename', () => user.api.put(`/api/folders/update/${b.id}`, { name: 'bb' }), ['a', 'bb', 'c'], () => {}],
-        ['visibility', () => user.api.put(`/api/folders/update/${c.id}`, { visibility: 'public' }), ['a', 'bb', 'c'], (page) => assert.equal(page.data[2].visibility, 'public')],
+        [
+          'visibility',
+          () => user.api.put(`/api/folders/update/${c.id}`, { visibility: 'public' }),
+          ['a', 'bb', 'c'],
+          (page) => assert.equal(page.data[2].visibility, 'public'),
+        ],
         ['trash', () => user.api.delete(`/api/folders/delete/${c.id}`), ['a', 'bb'], () => {}],
         ['restore', () => user.api.post(`/api/folders/restore/${c.id}`), ['a', 'bb', 'c'], () => {}],
         ['move out', () => user.api.post(`/api/folders/move/${b.id}`, { targetParentId: elsewhere.id }), ['a', 'c'], () => {}],
         ['move in', () => user.api.post(`/api/folders/move/${b.id}`, { targetParentId: parent.id }), ['a', 'bb', 'c'], () => {}],
         // Another instance, the command line or an administrator changing the row directly.
-        ['SQL', () => database.db.updateTable('folders').set({ name: 'c by SQL' }).where('id', '=', c.id).execute(), ['a', 'bb', 'c by SQL'], () => {}],
+        [
+          'SQL',
+          () => database.db.updateTable('folders').set({ name: 'c by SQL' }).where('id', '=', c.id).execute(),
+          ['a', 'bb', 'c by SQL'],
+          () => {},
+        ],
       ];
       for (const [label, change, expected, check] of steps) {
         await listing(user, parent.id); // kept before the change
@@ -69,27 +80,47 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const parent = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'parent' })).body.data;
-      for (const name of ['a', 'b', 'c', 'd', 'e']) await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, parentId: parent.id });
+      for (const name of ['a', 'b', 'c', 'd', 'e'])
+        await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name, parentId: parent.id });
       const one = await listing(user, parent.id, '?limit=2');
       const two = await listing(user, parent.id, `?limit=2&cursor=${one.nextCursor}`);
-      assert.deepEqual([names(one), names(two)], [['a', 'b'], ['c', 'd']]);
+      assert.deepEqual(
+        [names(one), names(two)],
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+      );
       assert.deepEqual(names(await listing(user, parent.id, '?limit=3')), ['a', 'b', 'c'], 'another limit is another page');
       const d = two.data[1];
       await user.api.put(`/api/folders/update/${d.id}`, { name: 'aa' });
       const oneAfter = await listing(user, parent.id, '?limit=2');
       assert.deepEqual(names(oneAfter), ['a', 'aa']);
       assert.deepEqual(names(await listing(user, parent.id, `?limit=2&cursor=${oneAfter.nextCursor}`)), ['b', 'c']);
-      assert.deepEqual(names(await listing(user, parent.id, `?limit=2&cursor=${one.nextCursor}`)), ['c', 'e'], 'an old cursor reads the current data');
+      assert.deepEqual(
+        names(await listing(user, parent.id, `?limit=2&cursor=${one.nextCursor}`)),
+        ['c', 'e'],
+        'an old cursor reads the current data',
+      );
     });
 
-    it('an upload into a child leaves its parent\'s listing version alone (aggregates are not listed)', async (t) => {
+    it("an upload into a child leaves its parent's listing version alone (aggregates are not listed)", async (t) => {
       const { app, database } = await build(t, dialect);
       const user = await signUp(app);
       const parent = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'parent' })).body.data;
       const child = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'child', parentId: parent.id })).body.data;
-      const version = async () => Number((await database.db.selectFrom('folders').select('listing_version').where('id', '=', parent.id).executeTakeFirstOrThrow()).listing_version);
+      const version = async () =>
+        Number(
+          (await database.db.selectFrom('folders').select('listing_version').where('id', '=', parent.id).executeTakeFirstOrThrow())
+            .listing_version,
+        );
       const before = await version();
-      const res = await app.inject({ method: 'PUT', url: `/api/files/upload/${child.id}?name=f.bin`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(100, 1) });
+      const res = await app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${child.id}?name=f.bin`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+        payload: Buffer.alloc(100, 1),
+      });
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(await version(), before);
       await user.api.put(`/api/folders/update/${child.id}`, { name: 'renamed' });
@@ -122,7 +153,12 @@ if (DIALECTS.includes('postgres')) {
   describe('folders: pages of subfolders across instances [postgres]', () => {
     it('a change made through another instance shows at the next listing', async (t) => {
       const { app, database } = await build(t, 'postgres');
-      const config = loadConfig({ COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`, COFFRE_REGISTRATION: 'open', LOG_LEVEL: 'silent', DATABASE_URL: PG_URL });
+      const config = loadConfig({
+        COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`,
+        COFFRE_REGISTRATION: 'open',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: PG_URL,
+      });
       const db = await prepareDatabase(config, { pgSchema: database.schema, poolSize: 2 });
       const other = await buildApp({ config, database: db, logStream: false, webRoot: null });
       t.after(async () => {

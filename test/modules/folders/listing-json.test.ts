@@ -20,7 +20,10 @@ const schemaKeys = Object.keys(FolderListItem.properties);
 async function assertMatchesSchema(db: Parameters<typeof findFolder>[0], text: string): Promise<Record<string, unknown>> {
   const item = JSON.parse(text) as Record<string, unknown>;
   assert.deepEqual(Object.keys(item), schemaKeys, 'the keys of FolderListItem, in its order');
-  assert.ok(Value.Check(FolderListItem, item), `${text}: ${[...Value.Errors(FolderListItem, item)].map((e) => JSON.stringify(e)).join('; ')}`);
+  assert.ok(
+    Value.Check(FolderListItem, item),
+    `${text}: ${[...Value.Errors(FolderListItem, item)].map((e) => JSON.stringify(e)).join('; ')}`,
+  );
   const row = await findFolder(db, item.id as string);
   assert.ok(row, 'the item is a folder');
   // The same object as listItem makes of the row (PostgreSQL spaces its JSON text its own way).
@@ -43,10 +46,13 @@ for (const dialect of DIALECTS) {
       assert.equal(live.items.length, 2);
       const liveItems = [];
       for (const text of live.items) liveItems.push(await assertMatchesSchema(database.db, text));
-      assert.deepEqual(liveItems.map((item) => [item.name, item.visibility, item.isDelete, item.deletedAt, item.parentId]), [
-        ['Private child', 'private', false, null, parent],
-        ['Public child', 'public', false, null, parent],
-      ]);
+      assert.deepEqual(
+        liveItems.map((item) => [item.name, item.visibility, item.isDelete, item.deletedAt, item.parentId]),
+        [
+          ['Private child', 'private', false, null, parent],
+          ['Public child', 'public', false, null, parent],
+        ],
+      );
 
       // Trashed with their parent: listed under the parent's trash batch, with isDelete and deletedAt set.
       assertStatus(await user.api.delete(`/api/folders/delete/${parent}`), 200);

@@ -77,9 +77,14 @@ for (const dialect of DIALECTS) {
       const p = await createFolder(user, 'P');
       const q = await createFolder(user, 'Q', p.id);
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: `n${i}`, parentId: i % 2 ? p.id : q.id })),
+        Array.from({ length: 20 }, (_, i) =>
+          user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: `n${i}`, parentId: i % 2 ? p.id : q.id }),
+        ),
       );
-      assert.deepEqual(results.map((r) => r.status), Array(20).fill(201));
+      assert.deepEqual(
+        results.map((r) => r.status),
+        Array(20).fill(201),
+      );
       assert.deepEqual(await totalsOf(user, q.id), [10, 0, 0]);
       assert.deepEqual(await totalsOf(user, p.id), [21, 0, 0]);
       assert.deepEqual(await totalsOf(user, root), [22, 0, 0]);
@@ -126,7 +131,10 @@ for (const dialect of DIALECTS) {
 
       // Own ids and hashUrls for the whole copied subtree; the same names.
       const copied = await children(user, copy.id);
-      assert.deepEqual(copied.map((f) => f.name), ['C', 'D']);
+      assert.deepEqual(
+        copied.map((f) => f.name),
+        ['C', 'D'],
+      );
       const all = await bucketList(user);
       assert.equal(all.length, 9);
       assert.equal(new Set(all.map((f) => f.id)).size, 9);
@@ -187,7 +195,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await totalsOf(user, root), [4, 2, 4]);
     });
 
-    it('soft delete takes the whole subtree out of the ancestors\' totals and the listings; restore puts it back', async (t) => {
+    it("soft delete takes the whole subtree out of the ancestors' totals and the listings; restore puts it back", async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       const root = await rootFolderId(user);
@@ -320,7 +328,8 @@ for (const dialect of DIALECTS) {
         assertError(await user.api.put(`/api/folders/update/${id}`, { name: 'z' }), 404, 'FOLDER_NOT_FOUND');
         assertError(await user.api.delete(`/api/folders/delete/${id}`), 404, 'FOLDER_NOT_FOUND');
       }
-      for (const file of [fb, fc]) assert.equal((await user.api.get(`/api/files/details/${file.id}`)).status, 404, 'its files are gone too');
+      for (const file of [fb, fc])
+        assert.equal((await user.api.get(`/api/files/details/${file.id}`)).status, 404, 'its files are gone too');
       assert.deepEqual(await totalsOf(user, a.id), [0, 1, 3]);
       assert.deepEqual(await totalsOf(user, root), [2, 1, 3]);
       assert.deepEqual(await childNames(user, a.id), []);
@@ -369,7 +378,9 @@ for (const dialect of DIALECTS) {
       const pages: string[][] = [];
       let cursor: string | null = null;
       do {
-        const res: ApiResponse = await user.api.get(`/api/folders/${parent.id}/subfolders?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const res: ApiResponse = await user.api.get(
+          `/api/folders/${parent.id}/subfolders?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.equal(res.body.data.total, 7);
         assert.equal(res.body.data.parentFolder.id, parent.id);
@@ -405,7 +416,16 @@ for (const dialect of DIALECTS) {
       // Bad cursors and limits.
       const url = `/api/folders/${parent.id}/subfolders`;
       const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-      for (const bad of ['%25%25%25', 'abc', b64({}), b64(['a']), b64(['a', 'b', 'c']), b64([null, null]), b64('a'), Buffer.from('not json').toString('base64url')]) {
+      for (const bad of [
+        '%25%25%25',
+        'abc',
+        b64({}),
+        b64(['a']),
+        b64(['a', 'b', 'c']),
+        b64([null, null]),
+        b64('a'),
+        Buffer.from('not json').toString('base64url'),
+      ]) {
         assertError(await user.api.get(`${url}?cursor=${bad}`), 400, 'INVALID_CURSOR');
       }
       for (const limit of ['0', '1001', '-1', 'abc', '2.5']) {
@@ -414,10 +434,16 @@ for (const dialect of DIALECTS) {
       // The root alias pages the same way.
       for (const name of ['r3', 'r1', 'r2']) await createFolder(user, name);
       const top1 = await user.api.get('/api/folders/root/subfolders?limit=2');
-      assert.deepEqual(top1.body.data.data.map((f: any) => f.name), ['P', 'r1']);
+      assert.deepEqual(
+        top1.body.data.data.map((f: any) => f.name),
+        ['P', 'r1'],
+      );
       assert.equal(top1.body.data.total, 4);
       const top2 = await user.api.get(`/api/folders/root/subfolders?limit=2&cursor=${encodeURIComponent(top1.body.data.nextCursor)}`);
-      assert.deepEqual(top2.body.data.data.map((f: any) => f.name), ['r2', 'r3']);
+      assert.deepEqual(
+        top2.body.data.data.map((f: any) => f.name),
+        ['r2', 'r3'],
+      );
       assert.equal(top2.body.data.nextCursor, null);
     });
 
@@ -433,7 +459,14 @@ for (const dialect of DIALECTS) {
       for (const name of ['a', 'b', 'c']) await createFolder(user, name, parent.id);
       const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
       const cases: [string, unknown[]][] = [];
-      for (const odd of [['\u0000', 'x'], ['b', '\u0000'], ['\uffff', 'x'], ['\ud800', 'x'], ['', ''], [1, 2]]) {
+      for (const odd of [
+        ['\u0000', 'x'],
+        ['b', '\u0000'],
+        ['\uffff', 'x'],
+        ['\ud800', 'x'],
+        ['', ''],
+        [1, 2],
+      ]) {
         cases.push([`/api/folders/${parent.id}/subfolders?limit=2`, odd]);
       }
       for (const odd of [['\u0000'], ['\ud800'], [''], [42]]) cases.push([`/api/folders/list/${user.defaultBucketId}?limit=2`, odd]);
@@ -462,7 +495,9 @@ for (const dialect of DIALECTS) {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const res: ApiResponse = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const res: ApiResponse = await user.api.get(
+          `/api/folders/list/${user.defaultBucketId}?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.equal(res.body.status, 200);
         assert.equal(res.body.data.total, 8);
@@ -487,7 +522,10 @@ for (const dialect of DIALECTS) {
       }
       // The pages together are the list in one page.
       const whole = await user.api.get(`/api/folders/list/${user.defaultBucketId}?limit=1000`);
-      assert.deepEqual(whole.body.data.data.map((f: any) => f.id), seen.map((f) => f.id));
+      assert.deepEqual(
+        whole.body.data.data.map((f: any) => f.id),
+        seen.map((f) => f.id),
+      );
       assert.equal(whole.body.data.nextCursor, null);
 
       const url = `/api/folders/list/${user.defaultBucketId}`;

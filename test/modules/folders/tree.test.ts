@@ -205,10 +205,16 @@ for (const dialect of DIALECTS) {
       const user = await signUp(app);
       const parent = await createFolder(user, 'P');
       const results = await Promise.all(
-        Array.from({ length: 12 }, () => user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Same', parentId: parent.id })),
+        Array.from({ length: 12 }, () =>
+          user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'Same', parentId: parent.id }),
+        ),
       );
       const statuses = results.map((r) => r.status).sort();
-      assert.deepEqual(statuses, [201, ...Array(11).fill(409)], JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.body)));
+      assert.deepEqual(
+        statuses,
+        [201, ...Array(11).fill(409)],
+        JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.body)),
+      );
       for (const r of results.filter((x) => x.status === 409)) assert.equal(r.body.code, 'NAME_CONFLICT');
       assert.deepEqual(await childNames(user, parent.id), ['Same']);
       assert.equal((await folderDetails(user, parent.id)).totalSubfolders, 1);
@@ -240,7 +246,11 @@ for (const dialect of DIALECTS) {
       for (const target of [trash.id, trashKid.id]) {
         assertError(await user.api.post(`/api/folders/move/${x.id}`, { targetParentId: target }), 409, 'FOLDER_IN_TRASH');
         assertError(await user.api.post(`/api/folders/copy/${x.id}`, { targetParentId: target }), 409, 'FOLDER_IN_TRASH');
-        assertError(await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'new', parentId: target }), 409, 'FOLDER_IN_TRASH');
+        assertError(
+          await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'new', parentId: target }),
+          409,
+          'FOLDER_IN_TRASH',
+        );
       }
       // A trashed folder itself can be neither moved nor copied.
       assertError(await user.api.post(`/api/folders/move/${trash.id}`, { targetParentId: x.id }), 409, 'FOLDER_IN_TRASH');

@@ -41,7 +41,14 @@ interface Cut {
 function cutAfter(port: number, path: string, body: object, bytes: number, headers: Record<string, string> = {}): Promise<Cut> {
   const payload = JSON.stringify(body);
   return new Promise<Cut>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } });
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+    });
     const timer = setTimeout(() => req.destroy(new Error('the cut did not happen within 30 s')), 30_000);
     const done = () => {
       clearTimeout(timer);
@@ -71,10 +78,22 @@ function cutAfter(port: number, path: string, body: object, bytes: number, heade
 }
 
 /** A download started on a real socket that reads nothing: it stays in flight until `close`. */
-function stalled(port: number, path: string, body: object, headers: Record<string, string>): Promise<{ status: number; close: () => void }> {
+function stalled(
+  port: number,
+  path: string,
+  body: object,
+  headers: Record<string, string>,
+): Promise<{ status: number; close: () => void }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } });
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+    });
     const timer = setTimeout(() => req.destroy(new Error('no answer within 30 s')), 30_000);
     req.on('error', (error) => {
       clearTimeout(timer);
@@ -121,7 +140,8 @@ for (const dialect of DIALECTS) {
       const data = randomBytes(size);
       const file = await putFile(ctx.app, owner, root, 'big.bin', data);
       const port = await listen(ctx.app);
-      const share = async (settings: object) => splitLink((await owner.api.post(`/api/files/share/${file.id}`, settings)).body.data.shareLink);
+      const share = async (settings: object) =>
+        splitLink((await owner.api.post(`/api/files/share/${file.id}`, settings)).body.data.shareLink);
       return { ...ctx, db: ctx.database.db, owner, root, data, file, port, share };
     }
 
@@ -136,7 +156,10 @@ for (const dialect of DIALECTS) {
       assert.ok(Date.parse(String(cut.headers['x-coffre-pass-expires'])) > Date.now());
       await countBecomes(db, hash, 0);
       assert.equal((await passRow(db, pass))?.state, 'released');
-      assert.ok(!JSON.stringify(await db.selectFrom('link_passes').selectAll().execute()).includes(pass), 'only the hash of the pass is stored');
+      assert.ok(
+        !JSON.stringify(await db.selectFrom('link_passes').selectAll().execute()).includes(pass),
+        'only the hash of the pass is stored',
+      );
 
       // Another visitor gets it whole, which spends the one access.
       const whole = await publicPost(app, dl, { encryptionKey: key }, { address: '10.0.0.2' });
@@ -166,7 +189,9 @@ for (const dialect of DIALECTS) {
       const dl = `/api/files/download/public/${hash}`;
       for (let i = 0; i < 3; i++) assert.equal((await cutAfter(port, dl, { encryptionKey: key }, BIG / 4)).status, 200);
       await countBecomes(db, hash, 0);
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => publicPost(app, dl, { encryptionKey: key }, { address: `10.0.1.${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => publicPost(app, dl, { encryptionKey: key }, { address: `10.0.1.${i}` })),
+      );
       const served = results.filter((r) => r.status === 200);
       assert.equal(served.length, 3);
       for (const r of served) assert.ok(r.raw.equals(data));
@@ -186,7 +211,12 @@ for (const dialect of DIALECTS) {
 
       // The rest of the stored bytes with the pass: re-reserved (it had been given back), then spent.
       const from = first.received.length;
-      const rest = await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass, range: `bytes=${from}-` } });
+      const rest = await publicPost(
+        app,
+        sealed,
+        { keyProof: proofOf(key) },
+        { headers: { 'x-coffre-pass': pass, range: `bytes=${from}-` } },
+      );
       assert.equal(rest.status, 206);
       const storedSize = Number(String(rest.headers['content-range']).split('/')[1]);
       assert.equal(rest.headers['content-range'], `bytes ${from}-${storedSize - 1}/${storedSize}`);
@@ -198,24 +228,46 @@ for (const dialect of DIALECTS) {
       await eventually(async () => assert.equal((await passRow(db, pass))?.state, 'spent'), 20_000);
 
       // Spent: the pass resumes for free on both routes; everyone else is refused.
-      const again = await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass, range: `bytes=${from}-` } });
+      const again = await publicPost(
+        app,
+        sealed,
+        { keyProof: proofOf(key) },
+        { headers: { 'x-coffre-pass': pass, range: `bytes=${from}-` } },
+      );
       assert.equal(again.status, 206);
       assert.ok(again.raw.equals(rest.raw));
-      const plain = await publicPost(app, `/api/files/download/public/${hash}`, { encryptionKey: key }, { headers: { 'x-coffre-pass': pass, range: 'bytes=1000-1999' } });
+      const plain = await publicPost(
+        app,
+        `/api/files/download/public/${hash}`,
+        { encryptionKey: key },
+        { headers: { 'x-coffre-pass': pass, range: 'bytes=1000-1999' } },
+      );
       assert.equal(plain.status, 206);
       assert.ok(plain.raw.equals(data.subarray(1000, 2000)));
       assert.equal(await accessCount(db, hash), 1);
       assertError(await publicPost(app, sealed, { keyProof: proofOf(key) }, { address: '10.0.0.9' }), 410, 'LINK_EXHAUSTED');
-      assertError(await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': randomBytes(24).toString('base64url') } }), 410, 'LINK_EXHAUSTED');
+      assertError(
+        await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': randomBytes(24).toString('base64url') } }),
+        410,
+        'LINK_EXHAUSTED',
+      );
       // The pass also gets its holder past the limit on the info route.
       assertError(await publicPost(app, `/api/files/shared/${hash}`, {}), 410, 'LINK_EXHAUSTED');
       assert.equal((await publicPost(app, `/api/files/shared/${hash}`, {}, { headers: { 'x-coffre-pass': pass } })).status, 200);
       // A range past the end is 416, and counts nothing.
-      assertError(await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass, range: `bytes=${storedSize}-` } }), 416, 'RANGE_NOT_SATISFIABLE');
+      assertError(
+        await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass, range: `bytes=${storedSize}-` } }),
+        416,
+        'RANGE_NOT_SATISFIABLE',
+      );
 
       // Once its window is over, the pass opens nothing (the transfers above are all settled first).
       await eventually(async () => assert.equal(Number((await passRow(db, pass))?.in_flight), 0), 20_000);
-      await db.updateTable('link_passes').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('token_hash', '=', hashPassToken(pass)).execute();
+      await db
+        .updateTable('link_passes')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('token_hash', '=', hashPassToken(pass))
+        .execute();
       assertError(await publicPost(app, sealed, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass } }), 410, 'LINK_EXHAUSTED');
       assert.equal(await accessCount(db, hash), 1);
     });
@@ -254,7 +306,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await publicPost(app, `/api/files/shared/${hash}`, {}, { headers: { 'x-coffre-pass': pass } })).status, 200);
       await putFile(app, owner, root, 'big.bin', Buffer.from('a second version'));
       assertError(await publicPost(app, dl, { encryptionKey: key }, { headers: { 'x-coffre-pass': pass } }), 410, 'LINK_EXHAUSTED');
-      assertError(await publicPost(app, `${dl}/sealed`, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass } }), 410, 'LINK_EXHAUSTED');
+      assertError(
+        await publicPost(app, `${dl}/sealed`, { keyProof: proofOf(key) }, { headers: { 'x-coffre-pass': pass } }),
+        410,
+        'LINK_EXHAUSTED',
+      );
       assertError(await publicPost(app, `/api/files/shared/${hash}`, {}, { headers: { 'x-coffre-pass': pass } }), 410, 'LINK_EXHAUSTED');
       assert.equal(await accessCount(db, hash), 1);
     });
@@ -268,10 +324,23 @@ for (const dialect of DIALECTS) {
       const headers = { 'x-coffre-pass': String(got.headers['x-coffre-pass']) };
       assert.ok(headers['x-coffre-pass'].length > 20);
       assertError(await publicPost(app, dl, { encryptionKey: key }, { headers }), 401, 'PASSWORD_REQUIRED');
-      assertError(await publicPost(app, dl, { encryptionKey: randomBytes(32).toString('base64url'), password: 'open sesame' }, { headers }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(
+        await publicPost(app, dl, { encryptionKey: randomBytes(32).toString('base64url'), password: 'open sesame' }, { headers }),
+        403,
+        'INVALID_ENCRYPTION_KEY',
+      );
       assertError(await publicPost(app, dl, { password: 'open sesame' }, { headers }), 403, 'INVALID_ENCRYPTION_KEY');
       assertError(await publicPost(app, `${dl}/sealed`, { password: 'open sesame' }, { headers }), 403, 'INVALID_ENCRYPTION_KEY');
-      assertError(await publicPost(app, `${dl}/sealed`, { password: 'open sesame', keyProof: proofOf(randomBytes(32).toString('base64url')) }, { headers }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(
+        await publicPost(
+          app,
+          `${dl}/sealed`,
+          { password: 'open sesame', keyProof: proofOf(randomBytes(32).toString('base64url')) },
+          { headers },
+        ),
+        403,
+        'INVALID_ENCRYPTION_KEY',
+      );
       // With both, the pass resumes.
       assert.equal((await publicPost(app, dl, { encryptionKey: key, password: 'open sesame' }, { headers })).status, 200);
       assert.equal(await accessCount(db, hash), 1);
@@ -282,7 +351,12 @@ for (const dialect of DIALECTS) {
       const { hash, key } = await share({ maxAccess: 5 });
       const sealed = `/api/files/download/public/${hash}/sealed`;
       assertError(await publicPost(app, sealed, {}), 403, 'INVALID_ENCRYPTION_KEY');
-      for (let i = 0; i < 9; i++) assertError(await publicPost(app, sealed, { keyProof: proofOf(randomBytes(32).toString('base64url')) }), 403, 'INVALID_ENCRYPTION_KEY');
+      for (let i = 0; i < 9; i++)
+        assertError(
+          await publicPost(app, sealed, { keyProof: proofOf(randomBytes(32).toString('base64url')) }),
+          403,
+          'INVALID_ENCRYPTION_KEY',
+        );
       assert.equal(await accessCount(db, hash), 0);
       assertError(await publicPost(app, sealed, { keyProof: proofOf(key) }), 429, 'RATE_LIMITED');
       assert.equal((await publicPost(app, sealed, { keyProof: proofOf(key) }, { address: '10.0.0.2' })).status, 200);
@@ -317,7 +391,12 @@ for (const dialect of DIALECTS) {
         { token_hash: 'held-recent', state: 'held' as const, expires_at: at(-60 * 60 * 1000) },
         { token_hash: 'held-dead', state: 'held' as const, expires_at: at(-3 * 24 * 60 * 60 * 1000) },
       ];
-      await db.insertInto('link_passes').values(rows.map((r) => ({ ...r, link_id: link.id, version_id: 'ver_x', in_flight: r.state === 'held' ? 1 : 0, created_at: at(-5000) }))).execute();
+      await db
+        .insertInto('link_passes')
+        .values(
+          rows.map((r) => ({ ...r, link_id: link.id, version_id: 'ver_x', in_flight: r.state === 'held' ? 1 : 0, created_at: at(-5000) })),
+        )
+        .execute();
       const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-passes-'));
       t.after(() => fs.rmSync(blobDir, { recursive: true, force: true }));
       await maintenanceRound({ config, database, db, blobs: new FsBlobStore(blobDir) } as unknown as AppContext);

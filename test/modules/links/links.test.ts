@@ -35,12 +35,28 @@ for (const dialect of DIALECTS) {
       assert.ok(link.shareLink.startsWith(`${config.publicUrl}/s/`));
       const { hash, key } = splitLink(link.shareLink);
       assert.equal(link.sharedHash, hash);
-      assert.deepEqual({ ...link, shareLink: undefined }, { shareLink: undefined, sharedHash: hash, expiresAt: null, maxAccess: 5, canView: true, canDownload: true, canEdit: false, isPublic: true });
+      assert.deepEqual(
+        { ...link, shareLink: undefined },
+        {
+          shareLink: undefined,
+          sharedHash: hash,
+          expiresAt: null,
+          maxAccess: 5,
+          canView: true,
+          canDownload: true,
+          canEdit: false,
+          isPublic: true,
+        },
+      );
 
       // The key is nowhere in the database, in any encoding.
       const rows = await database.db.selectFrom('share_links').selectAll().execute();
       const dump = JSON.stringify(rows);
-      assert.ok(!dump.includes(key) && !dump.includes(Buffer.from(key, 'base64url').toString('hex')) && !dump.includes(Buffer.from(key, 'base64url').toString('base64')));
+      assert.ok(
+        !dump.includes(key) &&
+          !dump.includes(Buffer.from(key, 'base64url').toString('hex')) &&
+          !dump.includes(Buffer.from(key, 'base64url').toString('base64')),
+      );
       assert.ok(!dump.includes('open sesame'));
 
       const info = `/api/files/shared/${hash}`;
@@ -54,7 +70,11 @@ for (const dialect of DIALECTS) {
 
       const dl = `/api/files/download/public/${hash}`;
       assertError(await publicPost(app, dl, { password: 'open sesame' }), 403, 'INVALID_ENCRYPTION_KEY');
-      assertError(await publicPost(app, dl, { password: 'open sesame', encryptionKey: randomBytes(32).toString('base64url') }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(
+        await publicPost(app, dl, { password: 'open sesame', encryptionKey: randomBytes(32).toString('base64url') }),
+        403,
+        'INVALID_ENCRYPTION_KEY',
+      );
       assertError(await publicPost(app, dl, { password: 'open sesame', encryptionKey: 'short' }), 403, 'INVALID_ENCRYPTION_KEY');
       assertError(await publicPost(app, dl, { encryptionKey: key }), 401, 'PASSWORD_REQUIRED');
       const got = await publicPost(app, dl, { password: 'open sesame', encryptionKey: key });
@@ -82,7 +102,11 @@ for (const dialect of DIALECTS) {
       // Raising the limit reopens it; an expiry in the past closes it; revocation closes it for good.
       assert.equal((await owner.api.patch(`/api/files/share/${hash}`, { maxAccess: 0 })).status, 200);
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200);
-      await database.db.updateTable('share_links').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('shared_hash', '=', hash).execute();
+      await database.db
+        .updateTable('share_links')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('shared_hash', '=', hash)
+        .execute();
       assertError(await publicPost(app, dl, { encryptionKey: key }), 410, 'LINK_EXPIRED');
       assert.equal((await owner.api.patch(`/api/files/share/${hash}`, { expirationDays: 1 })).status, 200);
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200);
@@ -94,7 +118,9 @@ for (const dialect of DIALECTS) {
     it('the owner manages links; others cannot see, change or revoke them', async (t) => {
       const { app, owner, file } = await setup(t);
       const other = await signUp(app, 'Other');
-      const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { password: 'pw one', canDownload: false })).body.data.shareLink);
+      const { hash, key } = splitLink(
+        (await owner.api.post(`/api/files/share/${file.id}`, { password: 'pw one', canDownload: false })).body.data.shareLink,
+      );
       const listed = await owner.api.get(`/api/files/share/${file.id}`);
       assert.equal(listed.status, 200);
       assert.equal(listed.body.data.length, 1);
@@ -113,16 +139,27 @@ for (const dialect of DIALECTS) {
       assert.equal((await publicPost(app, dl, { encryptionKey: key })).status, 200, 'no password needed any more');
 
       // A non-public link needs a signed-in visitor (any user).
-      const { hash: privateHash, key: privateKey } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { isPublic: false })).body.data.shareLink);
-      assertError(await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }), 401, 'UNAUTHENTICATED');
-      assert.equal((await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }, { token: other.token })).status, 200);
+      const { hash: privateHash, key: privateKey } = splitLink(
+        (await owner.api.post(`/api/files/share/${file.id}`, { isPublic: false })).body.data.shareLink,
+      );
+      assertError(
+        await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }),
+        401,
+        'UNAUTHENTICATED',
+      );
+      assert.equal(
+        (await publicPost(app, `/api/files/download/public/${privateHash}`, { encryptionKey: privateKey }, { token: other.token })).status,
+        200,
+      );
     });
 
     it('200 simultaneous downloads on a link with maxAccess 10: exactly 10 succeed, 190 are LINK_EXHAUSTED', async (t) => {
       const { app, owner, file, data } = await setup(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { maxAccess: 10 })).body.data.shareLink);
       const results = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => publicPost(app, `/api/files/download/public/${hash}`, { encryptionKey: key }, { address: `10.0.${i >> 8}.${i & 255}` })),
+        Array.from({ length: 200 }, (_, i) =>
+          publicPost(app, `/api/files/download/public/${hash}`, { encryptionKey: key }, { address: `10.0.${i >> 8}.${i & 255}` }),
+        ),
       );
       const ok = results.filter((r) => r.status === 200);
       assert.equal(ok.length, 10);
@@ -136,7 +173,8 @@ for (const dialect of DIALECTS) {
       const { app, owner, file } = await setup(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { password: 'right one' })).body.data.shareLink);
       const info = `/api/files/shared/${hash}`;
-      for (let i = 0; i < 10; i++) assertError(await publicPost(app, info, { password: `guess ${i}` }, { address: '192.0.2.1' }), 403, 'INVALID_PASSWORD');
+      for (let i = 0; i < 10; i++)
+        assertError(await publicPost(app, info, { password: `guess ${i}` }, { address: '192.0.2.1' }), 403, 'INVALID_PASSWORD');
       const blocked = await publicPost(app, info, { password: 'right one' }, { address: '192.0.2.1' });
       assertError(blocked, 429, 'RATE_LIMITED');
       assert.ok(Number(blocked.headers['retry-after']) > 0);
@@ -144,7 +182,17 @@ for (const dialect of DIALECTS) {
       assert.equal((await publicPost(app, info, { password: 'right one' }, { address: '192.0.2.2' })).status, 200);
       // Wrong keys count too.
       const dl = `/api/files/download/public/${hash}`;
-      for (let i = 0; i < 10; i++) assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: randomBytes(32).toString('base64url') }, { address: '192.0.2.3' }), 403, 'INVALID_ENCRYPTION_KEY');
+      for (let i = 0; i < 10; i++)
+        assertError(
+          await publicPost(
+            app,
+            dl,
+            { password: 'right one', encryptionKey: randomBytes(32).toString('base64url') },
+            { address: '192.0.2.3' },
+          ),
+          403,
+          'INVALID_ENCRYPTION_KEY',
+        );
       assertError(await publicPost(app, dl, { password: 'right one', encryptionKey: key }, { address: '192.0.2.3' }), 429, 'RATE_LIMITED');
       assert.equal((await publicPost(app, dl, { password: 'right one', encryptionKey: key }, { address: '192.0.2.4' })).status, 200);
     });
@@ -176,7 +224,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await publicPost(app, dl, { encryptionKey: key, hashName: top.hashName })).raw.toString(), 'top file');
       assertError(await publicPost(app, dl, { encryptionKey: key, hashName: outside.hashName }), 404, 'FILE_NOT_FOUND');
       assertError(await publicPost(app, dl, { encryptionKey: key }), 400, 'VALIDATION_FAILED');
-      assertError(await publicPost(app, dl, { encryptionKey: randomBytes(32).toString('base64url'), hashName: top.hashName }), 403, 'INVALID_ENCRYPTION_KEY');
+      assertError(
+        await publicPost(app, dl, { encryptionKey: randomBytes(32).toString('base64url'), hashName: top.hashName }),
+        403,
+        'INVALID_ENCRYPTION_KEY',
+      );
       // Downloads did not count; opens do.
       assert.equal((await publicPost(app, `/api/folders/shared/${hash}`, {})).status, 200);
       assertError(await publicPost(app, `/api/folders/shared/${hash}`, {}), 410, 'LINK_EXHAUSTED');
@@ -189,7 +241,10 @@ for (const dialect of DIALECTS) {
       const shared = await makeFolder(owner, 'Box');
       const sub = await makeFolder(owner, 'Sub', shared);
       const inner = await putFile(app, owner, sub, 'inner.bin', data);
-      for (const [kind, id, hashName, expectedWraps] of [['files', file.id, undefined, 2], ['folders', shared, inner.hashName, 4]] as const) {
+      for (const [kind, id, hashName, expectedWraps] of [
+        ['files', file.id, undefined, 2],
+        ['folders', shared, inner.hashName, 4],
+      ] as const) {
         const { hash, key } = splitLink((await owner.api.post(`/api/${kind}/share/${id}`, {})).body.data.shareLink);
         const keyProof = keyProofOf(Buffer.from(key, 'base64url'));
         const res = await publicPost(app, `/api/files/download/public/${hash}/sealed`, hashName ? { hashName, keyProof } : { keyProof });
@@ -208,7 +263,12 @@ for (const dialect of DIALECTS) {
 
     it('no link key, password or token appears in any log line of a full run', async (t) => {
       const lines: string[] = [];
-      const logStream = new Writable({ write(chunk, _e, cb) { lines.push(String(chunk)); cb(); } });
+      const logStream = new Writable({
+        write(chunk, _e, cb) {
+          lines.push(String(chunk));
+          cb();
+        },
+      });
       const { app, owner, file } = await setup(t, logStream);
       const secrets: string[] = [owner.token, 'correct horse battery'];
       const created = await owner.api.post(`/api/files/share/${file.id}`, { password: 'log secret pw' });

@@ -10,7 +10,12 @@ for (const dialect of DIALECTS) {
   describe(`checksums and the right to download [${dialect}]`, () => {
     it('details, file lists, versions and shared-with-me carry "" for what the grantee may not download', async (t) => {
       const { app } = await build(t, dialect);
-      const [owner, viewer, downloader, editor] = [await signUp(app, 'Owner'), await signUp(app, 'Viewer'), await signUp(app, 'Downloader'), await signUp(app, 'Editor')];
+      const [owner, viewer, downloader, editor] = [
+        await signUp(app, 'Owner'),
+        await signUp(app, 'Viewer'),
+        await signUp(app, 'Downloader'),
+        await signUp(app, 'Editor'),
+      ];
       const shared = await mkdir(owner, 'Shared');
       const target = await mkdir(owner, 'Target', shared);
       await putFile(app, owner, shared, 'f.txt', 'first version');
@@ -40,10 +45,16 @@ for (const dialect of DIALECTS) {
       const listed = await viewer.api.get(`/api/files/list/${shared}`);
       assert.deepEqual(
         listed.body.data.data.map((f: any) => [f.name, f.checksum]),
-        [['f.txt', ''], ['granted.txt', granted.checksum]],
+        [
+          ['f.txt', ''],
+          ['granted.txt', granted.checksum],
+        ],
       );
       const viewerVersions = await viewer.api.get(`/api/files/versions/${file.id}`);
-      assert.deepEqual(viewerVersions.body.data.map((v: any) => v.checksum), ['', '']);
+      assert.deepEqual(
+        viewerVersions.body.data.map((v: any) => v.checksum),
+        ['', ''],
+      );
       assert.equal((await viewer.api.get(`/api/files/details/${granted.id}`)).body.checksum, granted.checksum);
 
       // A file shared on its own for viewing, in shared-with-me.
@@ -63,10 +74,19 @@ for (const dialect of DIALECTS) {
 
       // The downloader and the owner see the checksums.
       assert.equal((await downloader.api.get(`/api/files/details/${file.id}`)).body.checksum, secrets[1]);
-      assert.deepEqual((await downloader.api.get(`/api/files/versions/${file.id}`)).body.data.slice(1).map((v: any) => v.checksum), secrets);
+      assert.deepEqual(
+        (await downloader.api.get(`/api/files/versions/${file.id}`)).body.data.slice(1).map((v: any) => v.checksum),
+        secrets,
+      );
       assert.equal((await owner.api.get(`/api/files/details/${file.id}`)).body.checksum, secrets[1]);
 
-      for (const [who, res] of [['viewer details', details], ['viewer list', listed], ['viewer versions', viewerVersions], ['editor move', moved], ['editor restore', restored]] as const) {
+      for (const [who, res] of [
+        ['viewer details', details],
+        ['viewer list', listed],
+        ['viewer versions', viewerVersions],
+        ['editor move', moved],
+        ['editor restore', restored],
+      ] as const) {
         const text = JSON.stringify(res.body);
         for (const checksum of secrets) assert.ok(!text.includes(checksum.slice('sha256:'.length)), `${who} shows a checksum: ${text}`);
       }

@@ -103,7 +103,8 @@ const MATRIX: Row[] = [
  * Routes this table leaves to others: public routes (no principal to check), and the share-link
  * routes of the links work (docs/api.md), which their own tests cover.
  */
-const NOT_IN_MATRIX = /^(GET \/api\/files\/public\/|[A-Z]+ \/api\/(files|folders)\/(share\/|shared\/:sharedHash|download\/public\/|revoke\/))/;
+const NOT_IN_MATRIX =
+  /^(GET \/api\/files\/public\/|[A-Z]+ \/api\/(files|folders)\/(share\/|shared\/:sharedHash|download\/public\/|revoke\/))/;
 
 function send(api: Client, call: Call): Promise<ApiResponse> {
   switch (call.method) {
@@ -145,15 +146,28 @@ for (const dialect of DIALECTS) {
         .map((r) => `${r.method} ${r.url}`)
         .filter((r) => !NOT_IN_MATRIX.test(r));
       assert.ok(routes.length >= 25, `only ${routes.length} routes found`);
-      assert.deepEqual(routes.filter((r) => !covered.has(r)), [], 'routes missing from the matrix');
-      assert.deepEqual([...covered].filter((r) => !routes.includes(r)), [], 'matrix rows naming no registered route');
+      assert.deepEqual(
+        routes.filter((r) => !covered.has(r)),
+        [],
+        'routes missing from the matrix',
+      );
+      assert.deepEqual(
+        [...covered].filter((r) => !routes.includes(r)),
+        [],
+        'matrix rows naming no registered route',
+      );
 
       let serial = 0;
       async function fixture(): Promise<Fixture> {
         const mkdir = async (name: string, parentId: string) =>
-          fixtureStep(await owner.api.post(`/api/folders/create/${owner.defaultBucketId}`, { name, parentId }), 201, `mkdir ${name}`).body.data.id as string;
+          fixtureStep(await owner.api.post(`/api/folders/create/${owner.defaultBucketId}`, { name, parentId }), 201, `mkdir ${name}`).body
+            .data.id as string;
         const shared = await mkdir(`S${++serial}`, root);
-        const [child, target, trashedFolder] = [await mkdir('Child', shared), await mkdir('Target', shared), await mkdir('Trashed', shared)];
+        const [child, target, trashedFolder] = [
+          await mkdir('Child', shared),
+          await mkdir('Target', shared),
+          await mkdir('Trashed', shared),
+        ];
         fixtureStep(await owner.api.delete(`/api/folders/delete/${trashedFolder}`), 200, 'trash folder');
         const first = await putFile(app, owner, shared, 'f.txt', 'version one');
         await putFile(app, owner, shared, 'f.txt', 'version two');
@@ -172,8 +186,22 @@ for (const dialect of DIALECTS) {
           'grant S',
         );
         fixtureStep(await owner.api.put(`/api/files/shared/${first.id}/${other.id}`, { canDownload: false }), 201, 'grant f.txt to other');
-        fixtureStep(await owner.api.post(`/api/folders/share-users/${child}`, { users: [{ userId: other.id, canDownload: false }] }), 201, 'grant Child to other');
-        return { bucketId: owner.defaultBucketId, shared, child, target, trashedFolder, file: first.id, oldVersion: versions[1].id, trashedFile, other: other.id };
+        fixtureStep(
+          await owner.api.post(`/api/folders/share-users/${child}`, { users: [{ userId: other.id, canDownload: false }] }),
+          201,
+          'grant Child to other',
+        );
+        return {
+          bucketId: owner.defaultBucketId,
+          shared,
+          child,
+          target,
+          trashedFolder,
+          file: first.id,
+          oldVersion: versions[1].id,
+          trashedFile,
+          other: other.id,
+        };
       }
 
       const mismatches: string[] = [];
@@ -187,7 +215,9 @@ for (const dialect of DIALECTS) {
             const res = await send(role === 'anon' ? client(app) : users[role].api, call);
             cells++;
             if (res.status !== row.expect[i]) {
-              mismatches.push(`${call.method} ${call.url} as ${role}: expected ${row.expect[i]}, got ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+              mismatches.push(
+                `${call.method} ${call.url} as ${role}: expected ${row.expect[i]}, got ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`,
+              );
             }
           }),
         );

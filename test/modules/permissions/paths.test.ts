@@ -9,7 +9,12 @@ import { assertStatus, mkdir } from '../../support/folders.js';
 import { putFile } from '../../support/files.js';
 
 /** The path fields of a folder detail. */
-const place = (detail: any) => ({ displayPath: detail.displayPath, parentName: detail.parentName, parentId: detail.parentId, isRoot: detail.isRoot });
+const place = (detail: any) => ({
+  displayPath: detail.displayPath,
+  parentName: detail.parentName,
+  parentId: detail.parentId,
+  isRoot: detail.isRoot,
+});
 
 for (const dialect of DIALECTS) {
   describe(`the owner's tree above a grantee's share [${dialect}]`, () => {
@@ -20,19 +25,33 @@ for (const dialect of DIALECTS) {
       const sub = await mkdir(owner, 'sub', secret);
       const deeper = await mkdir(owner, 'deeper', sub);
       const details = async (user: TestUser, id: string) => place((await user.api.get(`/api/folders/details/${id}`)).body.data);
-      const share = async (id: string) => assertStatus(await owner.api.post(`/api/folders/share-users/${id}`, { users: [{ userId: bob.id, canDownload: false }] }), 201, 'share');
+      const share = async (id: string) =>
+        assertStatus(
+          await owner.api.post(`/api/folders/share-users/${id}`, { users: [{ userId: bob.id, canDownload: false }] }),
+          201,
+          'share',
+        );
 
       await share(sub);
       assert.deepEqual(await details(bob, sub), { displayPath: '/sub', parentName: '', parentId: '', isRoot: false });
       assert.deepEqual(await details(bob, deeper), { displayPath: '/sub/deeper', parentName: 'sub', parentId: sub, isRoot: false });
-      assert.deepEqual(await details(owner, sub), { displayPath: '/SecretDocs/sub', parentName: 'SecretDocs', parentId: secret, isRoot: false }, 'the owner sees it all');
+      assert.deepEqual(
+        await details(owner, sub),
+        { displayPath: '/SecretDocs/sub', parentName: 'SecretDocs', parentId: secret, isRoot: false },
+        'the owner sees it all',
+      );
 
       // A second grant lower down changes nothing: the path starts at the highest one.
       await share(deeper);
       assert.deepEqual(await details(bob, deeper), { displayPath: '/sub/deeper', parentName: 'sub', parentId: sub, isRoot: false });
       // A grant higher up shows the tree from there.
       await share(secret);
-      assert.deepEqual(await details(bob, sub), { displayPath: '/SecretDocs/sub', parentName: 'SecretDocs', parentId: secret, isRoot: false });
+      assert.deepEqual(await details(bob, sub), {
+        displayPath: '/SecretDocs/sub',
+        parentName: 'SecretDocs',
+        parentId: secret,
+        isRoot: false,
+      });
     });
 
     it('no answer a grantee gets names or identifies a folder above what is shared with them', async (t) => {

@@ -8,13 +8,22 @@ import { putFile, rootFolderId, unknownId } from '../../support/files.js';
 import { assertError } from '../../support/errors.js';
 import { createFolder, assertStatus } from '../../support/folders.js';
 
-const flagsOf = (p: { canView: boolean; canDownload: boolean; canEdit: boolean }) => ({ canView: p.canView, canDownload: p.canDownload, canEdit: p.canEdit });
+const flagsOf = (p: { canView: boolean; canDownload: boolean; canEdit: boolean }) => ({
+  canView: p.canView,
+  canDownload: p.canDownload,
+  canEdit: p.canEdit,
+});
 
 for (const dialect of DIALECTS) {
   describe(`per-user permissions [${dialect}]`, () => {
     it('PUT /files/shared: 201 when any permission is created, 200 when all are updated, createOrUpdate:false only updates', async (t) => {
       const { app } = await build(t, dialect);
-      const [owner, bob, carol, dave] = [await signUp(app, 'Owner'), await signUp(app, 'Bob'), await signUp(app, 'Carol'), await signUp(app, 'Dave')];
+      const [owner, bob, carol, dave] = [
+        await signUp(app, 'Owner'),
+        await signUp(app, 'Bob'),
+        await signUp(app, 'Carol'),
+        await signUp(app, 'Dave'),
+      ];
       const file = await putFile(app, owner, await rootFolderId(owner), 'report.txt', 'hello');
 
       const created = await owner.api.put(`/api/files/shared/${file.id}/${bob.id}`, {});
@@ -31,11 +40,26 @@ for (const dialect of DIALECTS) {
 
       const mixed = await owner.api.put(`/api/files/shared/${file.id}/${bob.id},${carol.id}`, { canDownload: false });
       assertStatus(mixed, 201, 'one of two is new');
-      assert.deepEqual(mixed.body.data.map((p: any) => [p.userId, p.canDownload]), [[bob.id, false], [carol.id, false]]);
+      assert.deepEqual(
+        mixed.body.data.map((p: any) => [p.userId, p.canDownload]),
+        [
+          [bob.id, false],
+          [carol.id, false],
+        ],
+      );
 
       // createOrUpdate:false on a user without a permission: 404, and the other user's stays as it was.
-      assertError(await owner.api.put(`/api/files/shared/${file.id}/${bob.id},${dave.id}`, { canDownload: true, createOrUpdate: false }), 404, 'PERMISSION_NOT_FOUND');
-      const onlyUpdate = await owner.api.put(`/api/files/shared/${file.id}/${bob.id},${carol.id}`, { canView: true, canDownload: true, canEdit: false, createOrUpdate: false });
+      assertError(
+        await owner.api.put(`/api/files/shared/${file.id}/${bob.id},${dave.id}`, { canDownload: true, createOrUpdate: false }),
+        404,
+        'PERMISSION_NOT_FOUND',
+      );
+      const onlyUpdate = await owner.api.put(`/api/files/shared/${file.id}/${bob.id},${carol.id}`, {
+        canView: true,
+        canDownload: true,
+        canEdit: false,
+        createOrUpdate: false,
+      });
       assertStatus(onlyUpdate, 200, 'createOrUpdate:false on existing permissions');
 
       const users = await owner.api.get(`/api/files/share-users/${file.id}`);
@@ -51,7 +75,11 @@ for (const dialect of DIALECTS) {
       assert.match(users.body.data[0].createdAt, /^\d{4}-\d{2}-\d{2}T/);
 
       // Every body field has a default: a PUT without any body grants the defaults.
-      const bare = await app.inject({ method: 'PUT', url: `/api/files/shared/${file.id}/${dave.id}`, headers: { authorization: `Bearer ${owner.token}` } });
+      const bare = await app.inject({
+        method: 'PUT',
+        url: `/api/files/shared/${file.id}/${dave.id}`,
+        headers: { authorization: `Bearer ${owner.token}` },
+      });
       assert.equal(bare.statusCode, 201, bare.body);
       assert.deepEqual(flagsOf(bare.json().data[0]), { canView: true, canDownload: true, canEdit: false });
     });
@@ -63,16 +91,28 @@ for (const dialect of DIALECTS) {
       const file = await putFile(app, owner, folder.id, 'a.txt', 'a');
       assertStatus(await owner.api.put(`/api/files/shared/${file.id}/${bob.id}`, { canEdit: false }), 201);
       assertStatus(await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: bob.id, canEdit: false }] }), 201);
-      const before = [(await owner.api.get(`/api/files/share-users/${file.id}`)).body.data, (await owner.api.get(`/api/folders/share-users/${folder.id}`)).body.data];
+      const before = [
+        (await owner.api.get(`/api/files/share-users/${file.id}`)).body.data,
+        (await owner.api.get(`/api/folders/share-users/${folder.id}`)).body.data,
+      ];
 
       const ghost = unknownId('usr');
-      assertError(await owner.api.put(`/api/files/shared/${file.id}/${carol.id},${bob.id},${ghost}`, { canEdit: true }), 404, 'USER_NOT_FOUND');
       assertError(
-        await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: carol.id }, { userId: bob.id, canEdit: true }, { userId: ghost }] }),
+        await owner.api.put(`/api/files/shared/${file.id}/${carol.id},${bob.id},${ghost}`, { canEdit: true }),
         404,
         'USER_NOT_FOUND',
       );
-      const after = [(await owner.api.get(`/api/files/share-users/${file.id}`)).body.data, (await owner.api.get(`/api/folders/share-users/${folder.id}`)).body.data];
+      assertError(
+        await owner.api.post(`/api/folders/share-users/${folder.id}`, {
+          users: [{ userId: carol.id }, { userId: bob.id, canEdit: true }, { userId: ghost }],
+        }),
+        404,
+        'USER_NOT_FOUND',
+      );
+      const after = [
+        (await owner.api.get(`/api/files/share-users/${file.id}`)).body.data,
+        (await owner.api.get(`/api/folders/share-users/${folder.id}`)).body.data,
+      ];
       assert.deepEqual(after, before, 'neither carol was added nor bob changed');
       assertError(await carol.api.get(`/api/files/details/${file.id}`), 404, 'FILE_NOT_FOUND');
 
@@ -80,7 +120,11 @@ for (const dialect of DIALECTS) {
       assertError(await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: owner.id }] }), 400, 'SHARE_WITH_SELF');
       assertError(await owner.api.put(`/api/files/shared/${file.id}/${bob.id},not-a-user`, {}), 400, 'INVALID_ID');
       assertError(await owner.api.put(`/api/files/shared/${unknownId('fil')}/${bob.id}`, {}), 404, 'FILE_NOT_FOUND');
-      assertError(await owner.api.post(`/api/folders/share-users/${await rootFolderId(owner)}`, { users: [{ userId: bob.id }] }), 400, 'ROOT_FOLDER_READONLY');
+      assertError(
+        await owner.api.post(`/api/folders/share-users/${await rootFolderId(owner)}`, { users: [{ userId: bob.id }] }),
+        400,
+        'ROOT_FOLDER_READONLY',
+      );
       assertError(await owner.api.delete(`/api/folders/share-users/${folder.id}/${carol.id}`), 404, 'PERMISSION_NOT_FOUND');
 
       // Bob holds a permission, even canEdit, but managing permissions stays with the owner.
@@ -102,21 +146,33 @@ for (const dialect of DIALECTS) {
       const deep = await putFile(app, owner, c.id, 'deep.txt', 'deep content');
       const other = await putFile(app, owner, outside.id, 'other.txt', 'other');
 
-      assertStatus(await owner.api.post(`/api/folders/share-users/${a.id}`, { users: [{ userId: bob.id, canView: true, canDownload: false }] }), 201);
+      assertStatus(
+        await owner.api.post(`/api/folders/share-users/${a.id}`, { users: [{ userId: bob.id, canView: true, canDownload: false }] }),
+        201,
+      );
       const seen = await bob.api.get(`/api/folders/details/${c.id}`);
       assertStatus(seen, 200, 'details three levels down');
       assert.deepEqual(seen.body.data.ownerFolder, { userId: owner.id, name: 'Owner' });
       assertStatus(await bob.api.get(`/api/files/details/${deep.id}`), 200, 'a file deep down');
       const listed = await bob.api.get(`/api/files/list/${c.id}`);
       assertStatus(listed, 200);
-      assert.deepEqual(listed.body.data.data.map((f: any) => f.name), ['deep.txt']);
-      assert.deepEqual((await bob.api.get(`/api/folders/${a.id}/subfolders`)).body.data.data.map((f: any) => f.name), ['B']);
+      assert.deepEqual(
+        listed.body.data.data.map((f: any) => f.name),
+        ['deep.txt'],
+      );
+      assert.deepEqual(
+        (await bob.api.get(`/api/folders/${a.id}/subfolders`)).body.data.data.map((f: any) => f.name),
+        ['B'],
+      );
       assertError(await bob.api.get(`/api/files/download/${deep.id}`), 404, 'FILE_NOT_FOUND');
       assertError(await bob.api.get(`/api/folders/details/${outside.id}`), 401, 'FOLDER_ACCESS_DENIED');
       assertError(await bob.api.get(`/api/files/details/${other.id}`), 404, 'FILE_NOT_FOUND');
 
       // canDownload on B adds to canView on A: the union of the grants on the chain.
-      assertStatus(await owner.api.post(`/api/folders/share-users/${b.id}`, { users: [{ userId: bob.id, canView: false, canDownload: true }] }), 201);
+      assertStatus(
+        await owner.api.post(`/api/folders/share-users/${b.id}`, { users: [{ userId: bob.id, canView: false, canDownload: true }] }),
+        201,
+      );
       const download = await bob.api.get(`/api/files/download/${deep.id}`);
       assertStatus(download, 200);
       assert.equal(download.body, 'deep content');
@@ -142,13 +198,20 @@ for (const dialect of DIALECTS) {
       const { app } = await build(t, dialect);
       const [owner, bob] = [await signUp(app, 'Owner'), await signUp(app, 'Bob')];
       const file = await putFile(app, owner, await rootFolderId(owner), 'draft.txt', 'secret');
-      assertStatus(await owner.api.put(`/api/files/shared/${file.id}/${bob.id}`, { canView: true, canDownload: false, canEdit: true }), 201);
+      assertStatus(
+        await owner.api.put(`/api/files/shared/${file.id}/${bob.id}`, { canView: true, canDownload: false, canEdit: true }),
+        201,
+      );
       assertStatus(await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'private' }), 200);
       assert.equal((await owner.api.get(`/api/files/details/${file.id}`)).body.name, 'final.txt');
       assertError(await bob.api.get(`/api/files/download/${file.id}`), 404, 'FILE_NOT_FOUND');
       // Nor can an editor read it by making it public: visibility and retention are the owner's.
       assertError(await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'public' }), 404, 'FILE_NOT_FOUND');
-      assertError(await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'private', retentionPeriod: '5Y' }), 404, 'FILE_NOT_FOUND');
+      assertError(
+        await bob.api.put(`/api/files/update/${file.id}`, { name: 'final.txt', visibility: 'private', retentionPeriod: '5Y' }),
+        404,
+        'FILE_NOT_FOUND',
+      );
       const after = (await owner.api.get(`/api/files/details/${file.id}`)).body;
       assert.equal(after.visibility, 'private');
       assert.equal(after.retainUntil, null);
@@ -157,7 +220,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await owner.api.get(`/api/files/details/${file.id}`)).body.isDelete, true);
     });
 
-    it('an editor uploads into the owner\'s tree and quota, and cannot carry items out of it', async (t) => {
+    it("an editor uploads into the owner's tree and quota, and cannot carry items out of it", async (t) => {
       const { app } = await build(t, dialect);
       const [owner, bob] = [await signUp(app, 'Owner'), await signUp(app, 'Bob')];
       const shared = await createFolder(owner, 'Shared');
@@ -174,7 +237,11 @@ for (const dialect of DIALECTS) {
       const sub = await bob.api.post(`/api/folders/create/${owner.defaultBucketId}`, { name: 'By Bob', parentId: shared.id });
       assertStatus(sub, 201, 'an editor creates subfolders');
       assert.deepEqual(sub.body.data.ownerFolder, { userId: owner.id, name: 'Owner' });
-      assertStatus(await bob.api.post(`/api/files/move/${uploaded.id}`, { targetFolderId: sub.body.data.id }), 200, 'a move within the shared tree');
+      assertStatus(
+        await bob.api.post(`/api/files/move/${uploaded.id}`, { targetFolderId: sub.body.data.id }),
+        200,
+        'a move within the shared tree',
+      );
 
       const bobRoot = await rootFolderId(bob);
       assertError(await bob.api.post(`/api/files/move/${uploaded.id}`, { targetFolderId: bobRoot }), 400, 'INVALID_MOVE');
@@ -214,19 +281,31 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(second.permission, { canView: true, canDownload: true, canEdit: true });
 
       const page1 = await bob.api.get('/api/shared-with-me?limit=1');
-      assert.deepEqual(page1.body.data.data.map((i: any) => i.itemId), [file.id]);
+      assert.deepEqual(
+        page1.body.data.data.map((i: any) => i.itemId),
+        [file.id],
+      );
       assert.equal(page1.body.data.total, 2);
       assert.ok(page1.body.data.nextCursor);
       const page2 = await bob.api.get(`/api/shared-with-me?limit=1&cursor=${encodeURIComponent(page1.body.data.nextCursor)}`);
-      assert.deepEqual(page2.body.data.data.map((i: any) => i.itemId), [folder.id]);
+      assert.deepEqual(
+        page2.body.data.data.map((i: any) => i.itemId),
+        [folder.id],
+      );
       assert.equal(page2.body.data.nextCursor, null);
 
       assert.deepEqual((await carol.api.get('/api/shared-with-me')).body.data.data, [], 'carol received nothing');
-      assert.deepEqual((await owner.api.get('/api/shared-with-me')).body.data.data.map((i: any) => i.itemId), [carolFile.id]);
+      assert.deepEqual(
+        (await owner.api.get('/api/shared-with-me')).body.data.data.map((i: any) => i.itemId),
+        [carolFile.id],
+      );
 
       // Trashed items leave the list; items deleted for good take their permissions with them.
       assertStatus(await owner.api.delete(`/api/files/delete/${file.id}`), 200);
-      assert.deepEqual((await bob.api.get('/api/shared-with-me')).body.data.data.map((i: any) => i.itemId), [folder.id]);
+      assert.deepEqual(
+        (await bob.api.get('/api/shared-with-me')).body.data.data.map((i: any) => i.itemId),
+        [folder.id],
+      );
       assertStatus(await owner.api.delete(`/api/folders/delete/${folder.id}?trash=hard`), 200);
       assertStatus(await owner.api.post(`/api/files/restore/${file.id}`), 200);
       assertStatus(await owner.api.delete(`/api/files/delete/${file.id}?trash=hard`), 200);
@@ -241,7 +320,10 @@ for (const dialect of DIALECTS) {
       const child = await createFolder(owner, 'Child', folder.id);
       const count = async (id: string) => (await owner.api.get(`/api/folders/details/${id}`)).body.data.sharedUsersCount;
       assert.equal(await count(folder.id), 0);
-      assertStatus(await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: bob.id }, { userId: carol.id }] }), 201);
+      assertStatus(
+        await owner.api.post(`/api/folders/share-users/${folder.id}`, { users: [{ userId: bob.id }, { userId: carol.id }] }),
+        201,
+      );
       assert.equal(await count(folder.id), 2);
       assert.equal(await count(child.id), 0, 'inherited access is not a permission on the child');
       const asBob = await bob.api.get(`/api/folders/details/${folder.id}`);

@@ -46,7 +46,10 @@ for (const dialect of DIALECTS) {
       const shared = await mkdir(owner, 'Shared');
       const sub = await mkdir(owner, 'Sub', shared);
       const inside = await putFile(app, owner, sub, 'inside.txt', 'inside');
-      assertStatus(await owner.api.post(`/api/folders/share-users/${shared}`, { users: [{ userId: bob.id, canDownload: true, canEdit: true }] }), 201);
+      assertStatus(
+        await owner.api.post(`/api/folders/share-users/${shared}`, { users: [{ userId: bob.id, canDownload: true, canEdit: true }] }),
+        201,
+      );
       assertStatus(await bob.api.get(`/api/files/download/${inside.id}`), 200, 'before the trash');
 
       assertStatus(await owner.api.delete(`/api/folders/delete/${sub}`), 200, 'owner trashes Sub');
@@ -93,7 +96,10 @@ for (const dialect of DIALECTS) {
         ['restore', (id) => stranger.api.post(`/api/folders/restore/${id}`)],
       ];
       for (const [what, call] of folderCalls) assert.deepEqual(answer(await call(trashed)), answer(await call(live)), what);
-      assert.deepEqual(answer(await stranger.api.get(`/api/files/details/${trashedFile.id}`)), answer(await stranger.api.get(`/api/files/details/${liveFile.id}`)));
+      assert.deepEqual(
+        answer(await stranger.api.get(`/api/files/details/${trashedFile.id}`)),
+        answer(await stranger.api.get(`/api/files/details/${liveFile.id}`)),
+      );
     });
 
     it('what an editor trashes leaves their sight too: only the owner brings it back', async (t) => {

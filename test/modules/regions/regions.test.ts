@@ -34,10 +34,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(res.body.data, data.regions);
       // The data file has an inactive region; it is listed, marked inactive.
       assert.ok(res.body.data.some((r: any) => r.isActive === false));
-      assert.ok(res.body.data.some((r: any) => r.name.fr !== r.name.en), 'French names are the French ones');
+      assert.ok(
+        res.body.data.some((r: any) => r.name.fr !== r.name.en),
+        'French names are the French ones',
+      );
     });
 
-    it('GET /regions/{regionId} answers a bare array of the region\'s locations', async (t) => {
+    it("GET /regions/{regionId} answers a bare array of the region's locations", async (t) => {
       const { app } = await build(t, dialect);
       const user = await signUp(app);
       for (const region of data.regions) {

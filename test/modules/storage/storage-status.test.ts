@@ -68,7 +68,8 @@ for (const dialect of DIALECTS) {
       assert.equal(status.warning.is_low, false);
 
       let datahubTotal = 0;
-      for (const id of [user.defaultDatahubId, hub.id]) datahubTotal += (await user.api.get(`/api/datahub/size/${id}`)).body.data.totalBytes;
+      for (const id of [user.defaultDatahubId, hub.id])
+        datahubTotal += (await user.api.get(`/api/datahub/size/${id}`)).body.data.totalBytes;
       assert.equal(status.used_bytes, datahubTotal);
       assert.equal((await other.api.get('/api/storage/status')).body.data.used_bytes, 5000);
     });

@@ -128,7 +128,8 @@ export class SegmentDecryptor {
     if (this.ended) return [];
     this.ended = true;
     if (!this.header) throw new DamagedContentError('The file is truncated (no header)');
-    if (this.buffer.length < TAG_BYTES || this.buffer.length > this.segmentSize + TAG_BYTES) throw new DamagedContentError('The file is truncated');
+    if (this.buffer.length < TAG_BYTES || this.buffer.length > this.segmentSize + TAG_BYTES)
+      throw new DamagedContentError('The file is truncated');
     const last = await this.open(this.buffer, true);
     this.buffer = new Uint8Array(0);
     return [last];
@@ -161,11 +162,7 @@ export class SegmentDecryptor {
     new DataView(nonce.buffer).setUint32(7, this.index, false);
     nonce[11] = final ? 1 : 0;
     try {
-      const plain = await subtle().decrypt(
-        { name: 'AES-GCM', iv: nonce, additionalData: this.header!, tagLength: 128 },
-        this.key,
-        sealed,
-      );
+      const plain = await subtle().decrypt({ name: 'AES-GCM', iv: nonce, additionalData: this.header!, tagLength: 128 }, this.key, sealed);
       this.index++;
       return new Uint8Array(plain);
     } catch {

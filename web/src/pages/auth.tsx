@@ -53,12 +53,26 @@ export function AuthPage(props: { mode: 'login' | 'signup'; onSignedIn: () => vo
             {signup && (
               <label class="field">
                 <span>{t('name')}</span>
-                <input name="name" autoComplete="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+                <input
+                  name="name"
+                  autoComplete="name"
+                  required
+                  maxLength={100}
+                  value={name}
+                  onInput={(e) => setName(e.currentTarget.value)}
+                />
               </label>
             )}
             <label class="field">
               <span>{t('email')}</span>
-              <input name="email" type="email" autoComplete="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+              <input
+                name="email"
+                type="email"
+                autoComplete="email"
+                required
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+              />
             </label>
             <label class="field">
               <span>{t('password')}</span>

@@ -59,7 +59,12 @@ type DialogState =
   | { type: 'share'; item: Item };
 
 /** The file manager on one folder. */
-export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onBucketSeen: (bucketId: string) => void; onChanged: () => void }) {
+export function FolderPage(props: {
+  folderId: string;
+  buckets: BucketInfo[];
+  onBucketSeen: (bucketId: string) => void;
+  onChanged: () => void;
+}) {
   useLang();
   const { folderId } = props;
   const [detail, setDetail] = useState<any>(null);
@@ -222,7 +227,12 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
     const active = sort.by === key;
     return (
       <th scope="col" aria-sort={active ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none'} class={`col-${key}`}>
-        <button type="button" class="sort" onClick={() => setSort({ by: key, order: active && sort.order === 'asc' ? 'desc' : 'asc' })} aria-label={t('sortBy', { column: label })}>
+        <button
+          type="button"
+          class="sort"
+          onClick={() => setSort({ by: key, order: active && sort.order === 'asc' ? 'desc' : 'asc' })}
+          aria-label={t('sortBy', { column: label })}
+        >
           {label} {active ? (sort.order === 'asc' ? '▲' : '▼') : ''}
         </button>
       </th>
@@ -264,9 +274,9 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
           {crumbs.map((c, i) => (
             <li key={c.id}>
               {i === crumbs.length - 1 ? (
-                <span aria-current="page">{c.name === '/' ? bucket?.name ?? '/' : c.name}</span>
+                <span aria-current="page">{c.name === '/' ? (bucket?.name ?? '/') : c.name}</span>
               ) : (
-                <Link href={`/files/${c.id}`}>{c.name === '/' ? bucket?.name ?? '/' : c.name}</Link>
+                <Link href={`/files/${c.id}`}>{c.name === '/' ? (bucket?.name ?? '/') : c.name}</Link>
               )}
             </li>
           ))}
@@ -297,7 +307,12 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
           }}
         />
         {!detail.isRoot && !detail.ownerFolder && (
-          <button type="button" onClick={() => setDialog({ type: 'share', item: { kind: 'folder', id: detail.id, name: detail.name, date: detail.updatedAt, raw: detail } })}>
+          <button
+            type="button"
+            onClick={() =>
+              setDialog({ type: 'share', item: { kind: 'folder', id: detail.id, name: detail.name, date: detail.updatedAt, raw: detail } })
+            }
+          >
             {t('share')}
           </button>
         )}
@@ -323,12 +338,27 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
               </thead>
               <tbody>
                 {items.map((item, index) => (
-                  <tr key={item.id} data-index={index} data-id={item.id} data-name={item.name} class={selected === item.id ? 'selected' : undefined} onClick={() => setSelected(item.id)}>
+                  <tr
+                    key={item.id}
+                    data-index={index}
+                    data-id={item.id}
+                    data-name={item.name}
+                    class={selected === item.id ? 'selected' : undefined}
+                    onClick={() => setSelected(item.id)}
+                  >
                     <td class="col-name">
                       <button
                         type="button"
                         class="item-name"
-                        tabIndex={index === Math.max(0, items.findIndex((i) => i.id === selected)) ? 0 : -1}
+                        tabIndex={
+                          index ===
+                          Math.max(
+                            0,
+                            items.findIndex((i) => i.id === selected),
+                          )
+                            ? 0
+                            : -1
+                        }
                         onFocus={() => setSelected(item.id)}
                         onDblClick={() => open(item)}
                         onClick={(e) => {
@@ -357,7 +387,9 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
                           { label: t('copy'), run: () => setDialog({ type: 'copy', item }) },
                           ...(detail.ownerFolder ? [] : [{ label: t('share'), run: () => setDialog({ type: 'share', item }) }]),
                           { label: t('moveToTrash'), run: () => trash(item) },
-                          ...(detail.ownerFolder ? [] : [{ label: t('deleteForever'), run: () => setDialog({ type: 'hardDelete', item }), danger: true }]),
+                          ...(detail.ownerFolder
+                            ? []
+                            : [{ label: t('deleteForever'), run: () => setDialog({ type: 'hardDelete', item }), danger: true }]),
                         ]}
                       />
                     </td>
@@ -396,7 +428,14 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
         />
       )}
       {dialog?.type === 'rename' && (
-        <Prompt title={t('rename')} label={t('newName')} initial={dialog.item.name} submitLabel={t('rename')} onClose={() => setDialog(null)} onSubmit={(name) => rename(dialog.item, name)} />
+        <Prompt
+          title={t('rename')}
+          label={t('newName')}
+          initial={dialog.item.name}
+          submitLabel={t('rename')}
+          onClose={() => setDialog(null)}
+          onSubmit={(name) => rename(dialog.item, name)}
+        />
       )}
       {(dialog?.type === 'move' || dialog?.type === 'copy') && (
         <FolderPicker
@@ -430,7 +469,12 @@ export function FolderPage(props: { folderId: string; buckets: BucketInfo[]; onB
 }
 
 /** The "⋯" menu of a row: a button that opens a list of actions; Escape closes it. */
-function RowMenu(props: { item: Item; open: boolean; setOpen: (o: boolean) => void; actions: { label: string; run: () => void; danger?: boolean }[] }) {
+function RowMenu(props: {
+  item: Item;
+  open: boolean;
+  setOpen: (o: boolean) => void;
+  actions: { label: string; run: () => void; danger?: boolean }[];
+}) {
   const menu = useRef<HTMLUListElement>(null);
   useEffect(() => {
     if (!props.open) return;
@@ -512,7 +556,7 @@ function DetailsPanel(props: { item: Item | null; folder: any; onChanged: () => 
       if (item.kind === 'file') {
         const [d, v] = await Promise.all([api.get(`/files/details/${item.id}`), api.get(`/files/versions/${item.id}`)]);
         setDetail(d);
-        setVersions(Array.isArray(v) ? v : v.data ?? []);
+        setVersions(Array.isArray(v) ? v : (v.data ?? []));
         setVisibility(d.visibility);
         setRetention(d.retentionPeriod ?? '');
       } else {
@@ -535,7 +579,8 @@ function DetailsPanel(props: { item: Item | null; folder: any; onChanged: () => 
     e.preventDefault();
     setError('');
     try {
-      if (item.kind === 'file') await api.put(`/files/update/${item.id}`, { name: detail.name, visibility, ...(retention ? { retentionPeriod: retention } : {}) });
+      if (item.kind === 'file')
+        await api.put(`/files/update/${item.id}`, { name: detail.name, visibility, ...(retention ? { retentionPeriod: retention } : {}) });
       else await api.put(`/folders/update/${item.id}`, { visibility });
       notify(t('saved'));
       await reload();
@@ -601,13 +646,19 @@ function DetailsPanel(props: { item: Item | null; folder: any; onChanged: () => 
             </label>
             {item.kind === 'file' && detail.visibility === 'public' && (
               <p class="small">
-                {t('publicAddress')}: <a href={`/api/files/public/${detail.hashName}`}>{`${location.origin}/api/files/public/${detail.hashName}`}</a>
+                {t('publicAddress')}:{' '}
+                <a href={`/api/files/public/${detail.hashName}`}>{`${location.origin}/api/files/public/${detail.hashName}`}</a>
               </p>
             )}
             {item.kind === 'file' && (
               <label class="field">
                 <span>{t('retention')}</span>
-                <select name="retention" value={retention} onChange={(e) => setRetention(e.currentTarget.value)} aria-describedby="retention-note">
+                <select
+                  name="retention"
+                  value={retention}
+                  onChange={(e) => setRetention(e.currentTarget.value)}
+                  aria-describedby="retention-note"
+                >
                   <option value="">{t('retentionNone')}</option>
                   {RETENTION_PERIODS.map((p) => (
                     <option key={p} value={p}>

@@ -48,7 +48,8 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     if (e instanceof WrongKeyError) return setState({ step: 'closed', reason: 'linkWrongKey' });
     const closed = CLOSED_BY_CODE[e.code];
     if (closed) return setState({ step: 'closed', reason: closed });
-    if (e.code === 'RATE_LIMITED' || e.status === 429) return setState({ step: 'error', message: t('tooManyTries', { seconds: e.retryAfter ?? 60 }) });
+    if (e.code === 'RATE_LIMITED' || e.status === 429)
+      return setState({ step: 'error', message: t('tooManyTries', { seconds: e.retryAfter ?? 60 }) });
     setState({ step: 'error', message: e.message });
   };
 
@@ -75,7 +76,11 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     try {
       // The key proof lets the server refuse a wrong key before it counts the open.
       const folderBody = { ...body, keyProof: await linkKeyProof(linkKey) };
-      const content = await call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, { body: folderBody, anonymous: true, headers: authHeaders() });
+      const content = await call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, {
+        body: folderBody,
+        anonymous: true,
+        headers: authHeaders(),
+      });
       await checkKey(content.keyCheck);
       setState({ step: 'folder', content });
     } catch (error) {
@@ -155,7 +160,16 @@ export function PublicLinkPage(props: { sharedHash: string }) {
         <p>{t('linkNeedsPassword')}</p>
         <label class="field">
           <span>{t('password')}</span>
-          <input name="password" type="password" autoComplete="off" required autoFocus value={password} onInput={(e) => setPassword(e.currentTarget.value)} aria-invalid={state.wrong} />
+          <input
+            name="password"
+            type="password"
+            autoComplete="off"
+            required
+            autoFocus
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            aria-invalid={state.wrong}
+          />
         </label>
         {state.wrong && (
           <p class="error" role="alert">
@@ -185,7 +199,12 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           <dd data-testid="remaining">{info.remainingAccess === null ? t('unlimited') : info.remainingAccess}</dd>
         </dl>
         {info.canDownload ? (
-          <button type="button" class="primary big-button" disabled={!!progress || usedUp} onClick={() => download({ name: info.name, size: info.size })}>
+          <button
+            type="button"
+            class="primary big-button"
+            disabled={!!progress || usedUp}
+            onClick={() => download({ name: info.name, size: info.size })}
+          >
             {t('download')}
           </button>
         ) : (
@@ -206,7 +225,9 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           {content.expiresAt ? `${t('expiresOn')} ${formatDate(content.expiresAt)}` : t('never')}
         </p>
         <table class="items">
-          <TableHead columns={[{ label: t('colName') }, { label: t('colSize'), class: 'col-size' }, { label: t('colActions'), hidden: true }]} />
+          <TableHead
+            columns={[{ label: t('colName') }, { label: t('colSize'), class: 'col-size' }, { label: t('colActions'), hidden: true }]}
+          />
           <tbody>
             {content.files.map((f: any) => (
               <tr key={f.hashName}>

@@ -104,7 +104,11 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
             <p>{t('linkCreated')}</p>
             <div class="copy-row">
               <input id="created-link" readOnly value={created} aria-label={t('shareLinks')} onFocus={(e) => e.currentTarget.select()} />
-              <button type="button" class="primary" onClick={() => copyText(created, document.getElementById('created-link') as HTMLInputElement)}>
+              <button
+                type="button"
+                class="primary"
+                onClick={() => copyText(created, document.getElementById('created-link') as HTMLInputElement)}
+              >
                 {t('copyLink')}
               </button>
             </div>
@@ -130,7 +134,11 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
                   {!l.canDownload && <span> · {t('viewOnly')}</span>}
                 </div>
                 <div class="link-actions">
-                  <button type="button" onClick={() => setEditing(editing === l.sharedHash ? null : l.sharedHash)} aria-expanded={editing === l.sharedHash}>
+                  <button
+                    type="button"
+                    onClick={() => setEditing(editing === l.sharedHash ? null : l.sharedHash)}
+                    aria-expanded={editing === l.sharedHash}
+                  >
                     {t('edit')}
                   </button>
                   <button type="button" class="danger-text" onClick={() => setRevoking(l.sharedHash)}>
@@ -147,15 +155,35 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
           <div class="grid2">
             <label class="field">
               <span>{t('linkPassword')}</span>
-              <input name="link-password" type="password" autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+              <input
+                name="link-password"
+                type="password"
+                autoComplete="new-password"
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
             </label>
             <label class="field">
               <span>{t('expiresInDays')}</span>
-              <input name="expiration-days" type="number" min={0} max={36500} value={expirationDays} onInput={(e) => setExpirationDays(Number(e.currentTarget.value) || 0)} />
+              <input
+                name="expiration-days"
+                type="number"
+                min={0}
+                max={36500}
+                value={expirationDays}
+                onInput={(e) => setExpirationDays(Number(e.currentTarget.value) || 0)}
+              />
             </label>
             <label class="field">
               <span>{t('maxAccess')}</span>
-              <input name="max-access" type="number" min={0} value={maxAccess} onInput={(e) => setMaxAccess(Number(e.currentTarget.value) || 0)} aria-describedby="max-access-help" />
+              <input
+                name="max-access"
+                type="number"
+                min={0}
+                value={maxAccess}
+                onInput={(e) => setMaxAccess(Number(e.currentTarget.value) || 0)}
+                aria-describedby="max-access-help"
+              />
               <small id="max-access-help" class="hint">
                 {item.kind === 'file' ? t('maxAccessHelpFile') : t('maxAccessHelpFolder')}
               </small>
@@ -278,7 +306,13 @@ function EditLink(props: { base: string; link: any; onDone: () => void }) {
         </label>
         <label class="field">
           <span>{t('linkPassword')}</span>
-          <input type="password" autoComplete="new-password" value={password} disabled={removePassword} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            disabled={removePassword}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
       </div>
       <label class="check">
@@ -286,7 +320,8 @@ function EditLink(props: { base: string; link: any; onDone: () => void }) {
       </label>
       {link.hasPassword && (
         <label class="check">
-          <input type="checkbox" checked={removePassword} onChange={(e) => setRemovePassword(e.currentTarget.checked)} /> {t('remove')} ({t('withPassword')})
+          <input type="checkbox" checked={removePassword} onChange={(e) => setRemovePassword(e.currentTarget.checked)} /> {t('remove')} (
+          {t('withPassword')})
         </label>
       )}
       <Alert text={error} />
@@ -306,7 +341,8 @@ function PermissionChecks(props: { value: Permission; onChange: (change: Partial
     <>
       {(['canView', 'canDownload', 'canEdit'] as const).map((p) => (
         <label class="check" key={p}>
-          <input type="checkbox" name={p} checked={props.value[p]} onChange={(e) => props.onChange({ [p]: e.currentTarget.checked })} /> {t(PERMISSION_LABELS[p])}
+          <input type="checkbox" name={p} checked={props.value[p]} onChange={(e) => props.onChange({ [p]: e.currentTarget.checked })} />{' '}
+          {t(PERMISSION_LABELS[p])}
         </label>
       ))}
     </>

@@ -14,7 +14,7 @@ export function SharedWithMePage() {
   const load = async (after?: string) => {
     try {
       const page = await api.get('/shared-with-me', { limit: 100, cursor: after });
-      setItems((list) => [...(after ? list ?? [] : []), ...page.data]);
+      setItems((list) => [...(after ? (list ?? []) : []), ...page.data]);
       setCursor(page.nextCursor);
     } catch (e) {
       setError(errorText(e));
@@ -34,7 +34,13 @@ export function SharedWithMePage() {
       ) : (
         <table class="items">
           <TableHead
-            columns={[{ label: t('colName') }, { label: t('owner') }, { label: t('permissions') }, { label: t('colSize'), class: 'col-size' }, { label: t('colActions'), hidden: true }]}
+            columns={[
+              { label: t('colName') },
+              { label: t('owner') },
+              { label: t('permissions') },
+              { label: t('colSize'), class: 'col-size' },
+              { label: t('colActions'), hidden: true },
+            ]}
           />
           <tbody>
             {items.map((s) => (
@@ -54,7 +60,13 @@ export function SharedWithMePage() {
                   {s.owner.name} <span class="muted">&lt;{s.owner.email}&gt;</span>
                 </td>
                 <td class="perms-cell">
-                  {[s.permission.canView && t('allowView'), s.permission.canDownload && t('allowDownload'), s.permission.canEdit && t('allowEdit')].filter(Boolean).join(', ')}
+                  {[
+                    s.permission.canView && t('allowView'),
+                    s.permission.canDownload && t('allowDownload'),
+                    s.permission.canEdit && t('allowEdit'),
+                  ]
+                    .filter(Boolean)
+                    .join(', ')}
                 </td>
                 <td class="col-size">{s.file ? formatSize(s.file.size) : ''}</td>
                 <td>

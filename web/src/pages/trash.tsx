@@ -29,7 +29,12 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
     await load();
     props.onChanged();
   };
-  const rows = content ? [...content.folders.map((f) => ({ kind: 'folder' as const, item: f })), ...content.files.map((f) => ({ kind: 'file' as const, item: f }))] : [];
+  const rows = content
+    ? [
+        ...content.folders.map((f) => ({ kind: 'folder' as const, item: f })),
+        ...content.files.map((f) => ({ kind: 'file' as const, item: f })),
+      ]
+    : [];
   return (
     <div class="trash-page">
       <div class="page-head">
@@ -46,7 +51,14 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
         <p class="empty">{t('trashEmpty')}</p>
       ) : (
         <table class="items">
-          <TableHead columns={[{ label: t('colName') }, { label: t('colSize'), class: 'col-size' }, { label: t('deletedOn'), class: 'col-createdAt' }, { label: t('colActions'), hidden: true }]} />
+          <TableHead
+            columns={[
+              { label: t('colName') },
+              { label: t('colSize'), class: 'col-size' },
+              { label: t('deletedOn'), class: 'col-createdAt' },
+              { label: t('colActions'), hidden: true },
+            ]}
+          />
           <tbody>
             {rows.map(({ kind, item }) => (
               <tr key={item.id} data-name={item.name}>
@@ -56,7 +68,10 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
                 <td class="col-size">{kind === 'file' ? formatSize(item.size) : '—'}</td>
                 <td class="col-createdAt">{formatDate(item.deletedAt)}</td>
                 <td class="row-buttons">
-                  <button type="button" onClick={() => act(() => api.post(`/${kind === 'folder' ? 'folders' : 'files'}/restore/${item.id}`))}>
+                  <button
+                    type="button"
+                    onClick={() => act(() => api.post(`/${kind === 'folder' ? 'folders' : 'files'}/restore/${item.id}`))}
+                  >
                     {t('restore')}
                   </button>
                   <button type="button" class="danger-text" onClick={() => setConfirm({ kind, item })}>

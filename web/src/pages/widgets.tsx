@@ -17,7 +17,11 @@ export function StorageBar(props: { tick: number }) {
   return (
     <section class={low ? 'storage low' : 'storage'} aria-labelledby="storage-title">
       <h2 id="storage-title">{t('storage')}</h2>
-      <progress max={status.capacity_bytes || 1} value={Math.min(status.used_bytes, status.capacity_bytes || 1)} aria-labelledby="storage-text" />
+      <progress
+        max={status.capacity_bytes || 1}
+        value={Math.min(status.used_bytes, status.capacity_bytes || 1)}
+        aria-labelledby="storage-text"
+      />
       <p id="storage-text">{t('storageUsed', { used: status.readable.used, capacity: status.readable.capacity })}</p>
       {low && (
         <p class="warning" role="alert">
@@ -130,7 +134,13 @@ export function UploadPanel(props: { onUploaded: () => void }) {
               {u.state === 'cancelled' && t('uploadCancelled')}
             </span>
             {u.state === 'uploading' && (
-              <button type="button" class="icon-button" aria-label={t('cancelUpload', { name: u.name })} title={t('cancel')} onClick={() => u.abort()}>
+              <button
+                type="button"
+                class="icon-button"
+                aria-label={t('cancelUpload', { name: u.name })}
+                title={t('cancel')}
+                onClick={() => u.abort()}
+              >
                 ×
               </button>
             )}
@@ -162,7 +172,13 @@ export async function downloadOwnFile(file: { id: string; name: string; size: nu
 }
 
 /** Picks a folder of a bucket, browsing from its root. */
-export function FolderPicker(props: { title: string; rootFolderId: string; exclude?: string; onPick: (folderId: string) => Promise<void>; onClose: () => void }) {
+export function FolderPicker(props: {
+  title: string;
+  rootFolderId: string;
+  exclude?: string;
+  onPick: (folderId: string) => Promise<void>;
+  onClose: () => void;
+}) {
   const [folderId, setFolderId] = useState(props.rootFolderId);
   const [detail, setDetail] = useState<any>(null);
   const [children, setChildren] = useState<any[]>([]);
