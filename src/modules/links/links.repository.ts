@@ -32,7 +32,7 @@ export function updateLink(
 }
 
 /**
- * Counts one access if the link still allows it, in one conditional statement (DESIGN.md §2): the
+ * Counts one access if the link still allows it, in one conditional statement (docs/architecture.md): the
  * limit, the expiry and the revocation hold exactly under concurrency and across instances.
  */
 export async function takeAccess(db: DbOrTrx, id: string, now: string): Promise<boolean> {

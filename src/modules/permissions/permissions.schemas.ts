@@ -40,7 +40,7 @@ export const GrantBody = Type.Object(
 );
 
 const Grant = Type.Object({ userId: UserId, ...flags });
-/** One grant to make; omitted flags take the defaults of the interface document. */
+/** One grant to make; omitted flags take the defaults of the API contract. */
 export type Grant = Static<typeof Grant>;
 
 export const ShareUsersBody = Type.Object(
