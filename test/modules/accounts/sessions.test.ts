@@ -1,16 +1,12 @@
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config.js';
-import type { DatabaseHandle } from '../../../src/db/database.js';
-import { prepareDatabase } from '../../../src/db/prepare.js';
 import { describeDevice } from '../../../src/modules/accounts/user-agent.js';
-import { DIALECTS, PG_URL, build, client, signUp, type TestUser } from '../../helper.js';
+import { DIALECTS, build, client, signUp, type TestUser } from '../../helper.js';
 import { assertError } from '../../support/errors.js';
 import { refusedSoon } from '../../support/auth.js';
+import { siblingApp } from '../../support/sibling.js';
 
 // Issue 29 item 8: a signed-in person changes their password, lists the sessions of their
 // account and revokes any of them; revocations hold at once, on every instance.
@@ -216,27 +212,9 @@ for (const dialect of DIALECTS) {
 
 if (DIALECTS.includes('postgres')) {
   describe('accounts: session revocations across instances [postgres]', () => {
-    /** A second app over the same PostgreSQL schema: another instance of the same deployment. */
-    async function sibling(t: TestContext, database: DatabaseHandle): Promise<FastifyInstance> {
-      const config = loadConfig({
-        COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`,
-        COFFRE_REGISTRATION: 'open',
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: PG_URL,
-      });
-      const db = await prepareDatabase(config, { pgSchema: database.schema, poolSize: 2 });
-      const app = await buildApp({ config, database: db, logStream: false, webRoot: null });
-      await app.ready();
-      t.after(async () => {
-        await app.close();
-        await db.close();
-      });
-      return app;
-    }
-
     it('a session revoked, or signed out by a password change, on one instance is refused by the other', async (t) => {
       const { app, database } = await build(t, 'postgres');
-      const other = await sibling(t, database);
+      const other = await siblingApp(t, database);
       const user = await signUp(app);
       const [a, b] = [await signIn(app, user.email), await signIn(app, user.email)];
       for (const token of [a, b]) assert.equal((await client(other, token).get('/api/auth/me')).status, 200, 'warm on the other instance');

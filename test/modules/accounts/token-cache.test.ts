@@ -3,17 +3,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { buildApp } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config.js';
 import type { DatabaseHandle } from '../../../src/db/database.js';
 import type { NotificationHandlers } from '../../../src/db/notifications.js';
-import { prepareDatabase } from '../../../src/db/prepare.js';
 import { hashToken } from '../../../src/lib/secrets.js';
 import { createTokenCache } from '../../../src/modules/accounts/tokens.cache.js';
 import { DIALECTS, PG_URL, build, client, signUp } from '../../helper.js';
+import { siblingApp } from '../../support/sibling.js';
 
 /** Counts the statements that read the tokens table. */
 function tokenReads() {
@@ -199,28 +196,10 @@ describe('accounts: resolved tokens on SQLite [sqlite]', () => {
 
 if (DIALECTS.includes('postgres')) {
   describe('accounts: resolved tokens across instances [postgres]', () => {
-    /** A second app over the same PostgreSQL schema: another instance of the same deployment. */
-    async function sibling(t: import('node:test').TestContext, database: DatabaseHandle): Promise<FastifyInstance> {
-      const config = loadConfig({
-        COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`,
-        COFFRE_REGISTRATION: 'open',
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: PG_URL,
-      });
-      const db = await prepareDatabase(config, { pgSchema: database.schema, poolSize: 2 });
-      const app = await buildApp({ config, database: db, logStream: false, webRoot: null });
-      await app.ready();
-      t.after(async () => {
-        await app.close();
-        await db.close();
-      });
-      return app;
-    }
-
     it('an instance refuses a token soon after another instance revoked it, or an administrator deleted it', async (t) => {
       const reads = tokenReads();
       const { app, database } = await build(t, 'postgres', { onQuery: reads.onQuery });
-      const other = await sibling(t, database);
+      const other = await siblingApp(t, database);
       const user = await signUp(app);
       const tokens: { id: string; token: string }[] = [];
       for (const name of ['revoked elsewhere', 'deleted by SQL'])

@@ -972,7 +972,7 @@ for (const dialect of DIALECTS) {
     const SEALED = SEGMENT + 16;
     const HEADER = 16;
 
-    async function setup(t: TestContext, segments: number) {
+    async function segmentsFixture(t: TestContext, segments: number) {
       const { app, database, config } = await build(t, dialect);
       const user = await signUp(app);
       const root = await rootFolderId(user);
@@ -1027,7 +1027,7 @@ for (const dialect of DIALECTS) {
     }
 
     it('damage found before the response starts is a 500 CONTENT_INTEGRITY envelope, not a generic error', async (t) => {
-      const { stored, get, user } = await setup(t, 2);
+      const { stored, get, user } = await segmentsFixture(t, 2);
       damage(stored, HEADER + SEGMENT / 2);
       for (const range of [undefined, 'bytes=10-20']) {
         const res = await get(range);
@@ -1040,7 +1040,7 @@ for (const dialect of DIALECTS) {
 
     it('one damaged byte in a middle segment: the download is cut before it; other segments still serve ranges', async (t) => {
       // 40 segments: the first ones leave before the damage is read, so the response is cut mid-way.
-      const { data, stored, get, user } = await setup(t, 40);
+      const { data, stored, get, user } = await segmentsFixture(t, 40);
       const damaged = 30;
       damage(stored, HEADER + damaged * SEALED + SEGMENT / 2);
 
@@ -1082,7 +1082,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a blob missing from storage is a 5xx envelope; downloads cut by the client or by damage leak no file handle', async (t) => {
-      const { data, stored, get, user, app } = await setup(t, 8);
+      const { data, stored, get, user, app } = await segmentsFixture(t, 8);
       const port = (app.server.address() as net.AddressInfo).port;
       const fileId = (await user.api.get(`/api/files/list/${await rootFolderId(user)}`)).body.data.data[0].id;
       // Warm up: pools and lazy state open their descriptors once.
@@ -1131,7 +1131,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a damaged first segment, header or a truncated blob delivers nothing past the damage', async (t) => {
-      const { data, stored, get } = await setup(t, 5);
+      const { data, stored, get } = await segmentsFixture(t, 5);
       const pristine = fs.readFileSync(stored);
 
       damage(stored, HEADER + 10);

@@ -45,14 +45,14 @@ async function download(app: FastifyInstance, user: TestUser, fileId: string, he
 
 for (const dialect of DIALECTS) {
   describe(`small files kept in the database [${dialect}]`, () => {
-    async function setup(t: TestContext, config: Partial<Config> = {}) {
+    async function inlineBlobsFixture(t: TestContext, config: Partial<Config> = {}) {
       const ctx = await build(t, dialect, { config });
       const user = await signUp(ctx.app);
       return { ...ctx, user, root: await rootFolderId(user) };
     }
 
     it('a small upload is one row: its ciphertext in the blob row, no file in the blob store, no uploading row', async (t) => {
-      const { app, database, config, user, root } = await setup(t);
+      const { app, database, config, user, root } = await inlineBlobsFixture(t);
       const data = randomBytes(5000);
       const file = await putFile(app, user, root, 'small.bin', data);
       const blob = await blobRowOf(database, file.id);
@@ -80,7 +80,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('keeps up to 64 KiB (one segment) in the database and a byte more in the blob store', async (t) => {
-      const { app, database, config, user, root } = await setup(t);
+      const { app, database, config, user, root } = await inlineBlobsFixture(t);
       const put = await app.inject({
         method: 'PUT',
         url: `/api/files/upload/${root}?name=empty.bin`,
@@ -108,7 +108,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('multipart parts and chunked raw bodies of unknown length: small ones in the database, larger ones streamed to the store', async (t) => {
-      const { app, database, config, user, root } = await setup(t);
+      const { app, database, config, user, root } = await inlineBlobsFixture(t);
       const small = randomBytes(20_000);
       const large = randomBytes(200_000);
       const boundary = 'inline-boundary-51c';
@@ -172,7 +172,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('COFFRE_INLINE_BLOB_BYTES=0 keeps every file in the blob store; a smaller limit keeps what is larger there', async (t) => {
-      const off = await setup(t, { inlineBlobBytes: 0 });
+      const off = await inlineBlobsFixture(t, { inlineBlobBytes: 0 });
       const tiny = await putFile(off.app, off.user, off.root, 'tiny.txt', 'hello');
       const empty = await putFile(off.app, off.user, off.root, 'empty.txt', '');
       assert.equal((await blobRowOf(off.database, tiny.id)).content, null);
@@ -181,7 +181,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await download(off.app, off.user, tiny.id)).rawPayload.toString(), 'hello');
       assert.equal((await download(off.app, off.user, empty.id)).rawPayload.length, 0);
 
-      const small = await setup(t, { inlineBlobBytes: 1000 });
+      const small = await inlineBlobsFixture(t, { inlineBlobBytes: 1000 });
       const under = await putFile(small.app, small.user, small.root, 'under.bin', randomBytes(1000));
       const above = await putFile(small.app, small.user, small.root, 'above.bin', randomBytes(1001));
       assert.ok((await blobRowOf(small.database, under.id)).content);
@@ -190,7 +190,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('versions, copies and the collector: a shared small blob goes once no version uses it, and only from the database', async (t) => {
-      const { app, database, config, user, root } = await setup(t);
+      const { app, database, config, user, root } = await inlineBlobsFixture(t);
       const first = await putFile(app, user, root, 'doc.txt', 'first version');
       const second = await putFile(app, user, root, 'doc.txt', 'second version');
       assert.equal(second.versionCount, 2);
@@ -226,7 +226,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a refused small upload (quota) leaves no blob row and no file', async (t) => {
-      const { app, database, config, user, root } = await setup(t, { defaultQuotaBytes: 3000 });
+      const { app, database, config, user, root } = await inlineBlobsFixture(t, { defaultQuotaBytes: 3000 });
       await putFile(app, user, root, 'fits.bin', randomBytes(2000));
       const refused = await app.inject({
         method: 'PUT',
@@ -242,7 +242,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a changed byte in the stored row is a 500 CONTENT_INTEGRITY, never altered content', async (t) => {
-      const { app, database, user, root } = await setup(t);
+      const { app, database, user, root } = await inlineBlobsFixture(t);
       const file = await putFile(app, user, root, 'kept.bin', randomBytes(3000));
       const blob = await blobRowOf(database, file.id);
       for (const offset of [3 /* header */, 16 + 1500 /* segment */, blob.content!.length - 1 /* tag */]) {
@@ -258,7 +258,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("the sealed link route returns the row's ciphertext, which the link key opens", async (t) => {
-      const { app, database, user, root } = await setup(t);
+      const { app, database, user, root } = await inlineBlobsFixture(t);
       const data = randomBytes(7000);
       const file = await putFile(app, user, root, 'shared.bin', data);
       const link = (await user.api.post(`/api/files/share/${file.id}`, {})).body.data.shareLink as string;

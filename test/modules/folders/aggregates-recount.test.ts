@@ -488,7 +488,7 @@ for (const dialect of DIALECTS) {
     });
 
     describe('scenarios', () => {
-      async function setup(t: TestContext) {
+      async function recountFixture(t: TestContext) {
         const { app, database } = await build(t, dialect);
         const user = await signUp(app);
         const f = folderApi(user);
@@ -496,7 +496,7 @@ for (const dialect of DIALECTS) {
       }
 
       it('create nested: every ancestor counts the new folder, a refused create changes nothing', async (t) => {
-        const { database, user, f, root } = await setup(t);
+        const { database, user, f, root } = await recountFixture(t);
         const a = await f.mk('a');
         const b = await f.mk('b', a);
         assert.deepEqual(await totalsByLabel(f, { root, a, b }), { root: 2, a: 1, b: 0 });
@@ -515,7 +515,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('move between branches: the old chain decreases, the new one increases, by the subtree and itself', async (t) => {
-        const { database, user, f, root } = await setup(t);
+        const { database, user, f, root } = await recountFixture(t);
         const L = await f.mk('L');
         const L1 = await f.mk('L1', L);
         const L2 = await f.mk('L2', L1);
@@ -555,7 +555,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('copy: the target chain increases by the copied live subtree, the source is unchanged', async (t) => {
-        const { database, user, f, root } = await setup(t);
+        const { database, user, f, root } = await recountFixture(t);
         const S = await f.mk('S');
         const X = await f.mk('X', S);
         const X1 = await f.mk('X1', X);
@@ -593,7 +593,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('soft delete and restore: ancestors lose the subtree and itself, then get them back', async (t) => {
-        const { database, f, root } = await setup(t);
+        const { database, f, root } = await recountFixture(t);
         const A = await f.mk('A');
         const B = await f.mk('B', A);
         const C = await f.mk('C', B);
@@ -637,7 +637,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('restoring a folder from inside a trashed folder: to the bucket root with its subtree, the trashed parent shrinks', async (t) => {
-        const { database, f, root } = await setup(t);
+        const { database, f, root } = await recountFixture(t);
         const T = await f.mk('T');
         const M = await f.mk('M', T);
         const N = await f.mk('N', M);
@@ -666,7 +666,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('hard delete of a live folder and of trashed ones', async (t) => {
-        const { database, user, f, root } = await setup(t);
+        const { database, user, f, root } = await recountFixture(t);
         const H = await f.mk('H');
         const H1 = await f.mk('H1', H);
         const H2 = await f.mk('H2', H1);
@@ -715,7 +715,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('files travel with their folders: totalFiles and totalSizeByte follow move, copy, trash, restore and hard delete', async (t) => {
-        const { app, database, user, f, root } = await setup(t);
+        const { app, database, user, f, root } = await recountFixture(t);
         const A = await f.mk('A');
         const X = await f.mk('X', A);
         const X1 = await f.mk('X1', X);

@@ -332,7 +332,7 @@ for (const dialect of DIALECTS) {
 }
 
 /** One app, one user, their default bucket's root, and a way to name folders by path. */
-async function setup(t: import('node:test').TestContext, dialect: (typeof DIALECTS)[number]) {
+async function aggregatesFixture(t: import('node:test').TestContext, dialect: (typeof DIALECTS)[number]) {
   const { app, database, config } = await build(t, dialect);
   const user = await signUp(app);
   const keyring = keyringOf(config);
@@ -384,7 +384,7 @@ async function folderExists(db: Db, id: string): Promise<boolean> {
 for (const dialect of DIALECTS) {
   describe(`folder aggregates: scenarios [${dialect}]`, () => {
     it('a nested create counts in every ancestor', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.expectTotals('empty bucket', { '/': 0 });
       await s.mkdirs('A');
       await s.expectTotals('A', { '/': 1, A: 0 });
@@ -399,7 +399,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a move subtracts along the old chain and adds along the new one, also across buckets', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.mkdirs('A', 'A/B', 'A/B/C', 'A/B/C/D', 'X', 'X/Y');
       await s.expectTotals('before', { '/': 6, A: 3, 'A/B': 2, 'A/B/C': 1, X: 1, 'X/Y': 0 });
 
@@ -435,7 +435,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a copy adds the copied subtree to the target chain, and only its live part', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.mkdirs('A', 'A/B', 'A/B/C', 'X', 'X/Y');
       await s.expectTotals('before', { '/': 5, A: 2, X: 1, 'X/Y': 0 });
 
@@ -477,7 +477,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a soft delete takes the subtree size + 1 off the ancestors; a restore gives it back', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.mkdirs('A', 'A/B', 'A/B/C', 'A/B/C/D', 'A/E');
       await s.expectTotals('before', { '/': 5, A: 4, 'A/B': 2 });
 
@@ -513,7 +513,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('restoring a folder from inside a trashed folder brings its subtree to the bucket root and takes it off the trashed parent', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.mkdirs('A', 'A/B', 'A/B/C', 'A/B/C/D', 'A/E');
       assert.equal((await s.user.api.delete(`/api/folders/delete/${s.ids.A}`)).status, 200);
       await s.expectTotals('A trashed', { '/': 0, A: 4, 'A/B': 2, 'A/B/C': 1 });
@@ -538,7 +538,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a hard delete takes a live subtree off its ancestors, and a trashed one off its batch only', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.mkdirs('A', 'A/B', 'A/B/C', 'A/B/C/D', 'A/E', 'X', 'X/G', 'X/G/H', 'X/G/H/I');
       await s.expectTotals('before', { '/': 9, A: 4, X: 3 });
 
@@ -610,7 +610,7 @@ const SEEDS: Record<string, number> = { sqlite: 0x5eed_0001, postgres: 0x5eed_00
 for (const dialect of DIALECTS) {
   describe(`folder aggregates: random operations against a full recount [${dialect}]`, () => {
     it(`${OPERATIONS} seeded create/rename/move/copy/trash/restore/delete calls keep aggregates, keys and trash states exact`, async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       const other = await secondBucket(s.db, s.keyring, s.user);
       const seed = Number(process.env.COFFRE_AGGREGATES_SEED) || (SEEDS[dialect] ?? 0x5eed_0000);
       const random = prng(seed);
@@ -852,7 +852,7 @@ for (const dialect of DIALECTS) {
 for (const dialect of DIALECTS) {
   describe(`folder aggregates: the recount itself [${dialect}]`, () => {
     it('checkInvariants catches each kind of damage', async (t) => {
-      const s = await setup(t, dialect);
+      const s = await aggregatesFixture(t, dialect);
       await s.mkdirs('A', 'A/B', 'A/B/C', 'A/B/C/D', 'X');
       assert.equal((await s.user.api.delete(`/api/folders/delete/${s.ids['A/B/C']}`)).status, 200);
       await s.check('intact');

@@ -1,12 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import type { LogEvent } from 'kysely';
-import { buildApp } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config.js';
-import { prepareDatabase } from '../../../src/db/prepare.js';
 import { ListingCache } from '../../../src/modules/folders/listing.cache.js';
-import { DIALECTS, PG_URL, build, client, signUp, type TestUser } from '../../helper.js';
+import { DIALECTS, build, client, signUp, type TestUser } from '../../helper.js';
+import { siblingApp } from '../../support/sibling.js';
 
 /** A page of subfolders as the API gives it: names in order, and the whole body for comparisons. */
 async function listing(user: TestUser, parentId: string, query = '') {
@@ -153,18 +150,7 @@ if (DIALECTS.includes('postgres')) {
   describe('folders: pages of subfolders across instances [postgres]', () => {
     it('a change made through another instance shows at the next listing', async (t) => {
       const { app, database } = await build(t, 'postgres');
-      const config = loadConfig({
-        COFFRE_DATA_DIR: `/tmp/coffre-sibling-${randomBytes(4).toString('hex')}`,
-        COFFRE_REGISTRATION: 'open',
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: PG_URL,
-      });
-      const db = await prepareDatabase(config, { pgSchema: database.schema, poolSize: 2 });
-      const other = await buildApp({ config, database: db, logStream: false, webRoot: null });
-      t.after(async () => {
-        await other.close();
-        await db.close();
-      });
+      const other = await siblingApp(t, database);
       const user = await signUp(app);
       const elsewhere = { ...user, api: client(other, user.token) };
       const parent = (await user.api.post(`/api/folders/create/${user.defaultBucketId}`, { name: 'parent' })).body.data;

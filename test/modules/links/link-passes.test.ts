@@ -133,7 +133,7 @@ function openWithChain(key: string, headers: http.IncomingHttpHeaders | Record<s
 
 for (const dialect of DIALECTS) {
   describe(`fair link counting [${dialect}]`, () => {
-    async function setup(t: TestContext, size = BIG) {
+    async function passesFixture(t: TestContext, size = BIG) {
       const ctx = await build(t, dialect);
       const owner = await signUp(ctx.app, 'Owner');
       const root = await rootFolderId(owner);
@@ -146,7 +146,7 @@ for (const dialect of DIALECTS) {
     }
 
     it('a download cut at 25 % gives its access back; the next one is served and spends it', STREAMING, async (t) => {
-      const { app, db, port, data, share } = await setup(t);
+      const { app, db, port, data, share } = await passesFixture(t);
       const { hash, key } = await share({ maxAccess: 1 });
       const dl = `/api/files/download/public/${hash}`;
       const cut = await cutAfter(port, dl, { encryptionKey: key }, BIG / 4);
@@ -170,7 +170,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('maxAccess 1 on the sealed route: broken once, then another visitor is served, then 410', STREAMING, async (t) => {
-      const { app, db, port, data, share } = await setup(t);
+      const { app, db, port, data, share } = await passesFixture(t);
       const { hash, key } = await share({ maxAccess: 1 });
       const sealed = `/api/files/download/public/${hash}/sealed`;
       const cut = await cutAfter(port, sealed, { keyProof: proofOf(key) }, BIG / 4);
@@ -184,7 +184,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('three broken downloads then eight at once on maxAccess 3: exactly 3 served, 5 refused', STREAMING, async (t) => {
-      const { app, db, port, data, share } = await setup(t);
+      const { app, db, port, data, share } = await passesFixture(t);
       const { hash, key } = await share({ maxAccess: 3 });
       const dl = `/api/files/download/public/${hash}`;
       for (let i = 0; i < 3; i++) assert.equal((await cutAfter(port, dl, { encryptionKey: key }, BIG / 4)).status, 200);
@@ -202,7 +202,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a pass resumes the same version with Range: exact bytes, one access in all, others refused', STREAMING, async (t) => {
-      const { app, db, port, data, share } = await setup(t);
+      const { app, db, port, data, share } = await passesFixture(t);
       const { hash, key } = await share({ maxAccess: 1 });
       const sealed = `/api/files/download/public/${hash}/sealed`;
       const first = await cutAfter(port, sealed, { keyProof: proofOf(key) }, BIG / 4);
@@ -273,7 +273,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('parallel transfers on one pass share its access, given back only when the last one broke', STREAMING, async (t) => {
-      const { db, port, share } = await setup(t);
+      const { db, port, share } = await passesFixture(t);
       const { hash, key } = await share({ maxAccess: 1 });
       const dl = `/api/files/download/public/${hash}`;
       const first = await cutAfter(port, dl, { encryptionKey: key }, 1024);
@@ -297,7 +297,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a new version is not covered by a pass of the old one', STREAMING, async (t) => {
-      const { app, db, owner, root, share } = await setup(t, 100_000);
+      const { app, db, owner, root, share } = await passesFixture(t, 100_000);
       const { hash, key } = await share({ maxAccess: 1 });
       const dl = `/api/files/download/public/${hash}`;
       const got = await publicPost(app, dl, { encryptionKey: key });
@@ -316,7 +316,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a pass replaces neither the key nor the password', STREAMING, async (t) => {
-      const { app, db, share } = await setup(t, 100_000);
+      const { app, db, share } = await passesFixture(t, 100_000);
       const { hash, key } = await share({ maxAccess: 1, password: 'open sesame' });
       const dl = `/api/files/download/public/${hash}`;
       const got = await publicPost(app, dl, { encryptionKey: key, password: 'open sesame' });
@@ -347,7 +347,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a missing or wrong key proof is refused before anything is counted, and throttled', STREAMING, async (t) => {
-      const { app, db, owner, share } = await setup(t, 100_000);
+      const { app, db, owner, share } = await passesFixture(t, 100_000);
       const { hash, key } = await share({ maxAccess: 5 });
       const sealed = `/api/files/download/public/${hash}/sealed`;
       assertError(await publicPost(app, sealed, {}), 403, 'INVALID_ENCRYPTION_KEY');
@@ -379,7 +379,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the upkeep (deleteOldPasses) drops passes past their window, and held ones two days after their last start', async (t) => {
-      const { db, share, config, database } = await setup(t, 10);
+      const { db, share, config, database } = await passesFixture(t, 10);
       await share({});
       const link = await db.selectFrom('share_links').select('id').executeTakeFirstOrThrow();
       const now = Date.now();

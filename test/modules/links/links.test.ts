@@ -18,7 +18,7 @@ async function makeFolder(user: TestUser, name: string, parentId?: string): Prom
 
 for (const dialect of DIALECTS) {
   describe(`share links [${dialect}]`, () => {
-    async function setup(t: import('node:test').TestContext, logStream?: Writable) {
+    async function linksFixture(t: import('node:test').TestContext, logStream?: Writable) {
       const ctx = await build(t, dialect, logStream ? { config: { logLevel: 'trace' } as never, logStream } : {});
       const owner = await signUp(ctx.app, 'Owner');
       const root = await rootFolderId(owner);
@@ -28,7 +28,7 @@ for (const dialect of DIALECTS) {
     }
 
     it('a file link: created once with its key, info and download only with the right key and password', async (t) => {
-      const { app, database, owner, data, file, config } = await setup(t);
+      const { app, database, owner, data, file, config } = await linksFixture(t);
       const created = await owner.api.post(`/api/files/share/${file.id}`, { password: 'open sesame', maxAccess: 5 });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const link = created.body.data;
@@ -89,7 +89,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a file link follows new versions, stops after maxAccess, and answers 410 once expired or revoked', async (t) => {
-      const { app, database, owner, root, file } = await setup(t);
+      const { app, database, owner, root, file } = await linksFixture(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { maxAccess: 2 })).body.data.shareLink);
       const dl = `/api/files/download/public/${hash}`;
       const second = Buffer.from('version two');
@@ -116,7 +116,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the owner manages links; others cannot see, change or revoke them', async (t) => {
-      const { app, owner, file } = await setup(t);
+      const { app, owner, file } = await linksFixture(t);
       const other = await signUp(app, 'Other');
       const { hash, key } = splitLink(
         (await owner.api.post(`/api/files/share/${file.id}`, { password: 'pw one', canDownload: false })).body.data.shareLink,
@@ -154,7 +154,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('200 simultaneous downloads on a link with maxAccess 10: exactly 10 succeed, 190 are LINK_EXHAUSTED', async (t) => {
-      const { app, owner, file, data } = await setup(t);
+      const { app, owner, file, data } = await linksFixture(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { maxAccess: 10 })).body.data.shareLink);
       const results = await Promise.all(
         Array.from({ length: 200 }, (_, i) =>
@@ -170,7 +170,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('wrong passwords and keys are throttled per link and address, without locking out other addresses', async (t) => {
-      const { app, owner, file } = await setup(t);
+      const { app, owner, file } = await linksFixture(t);
       const { hash, key } = splitLink((await owner.api.post(`/api/files/share/${file.id}`, { password: 'right one' })).body.data.shareLink);
       const info = `/api/files/shared/${hash}`;
       for (let i = 0; i < 10; i++)
@@ -198,7 +198,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a folder link opens its tree (counting opens) and downloads its files by hashName, nothing outside', async (t) => {
-      const { app, owner, root, file: outside } = await setup(t);
+      const { app, owner, root, file: outside } = await linksFixture(t);
       const shared = await makeFolder(owner, 'Shared');
       const sub = await makeFolder(owner, 'Inner', shared);
       const top = await putFile(app, owner, shared, 'top.txt', 'top file');
@@ -237,7 +237,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the sealed route returns the ciphertext and a key chain that opens only with the link key', async (t) => {
-      const { app, owner, data, file } = await setup(t);
+      const { app, owner, data, file } = await linksFixture(t);
       const shared = await makeFolder(owner, 'Box');
       const sub = await makeFolder(owner, 'Sub', shared);
       const inner = await putFile(app, owner, sub, 'inner.bin', data);
@@ -269,7 +269,7 @@ for (const dialect of DIALECTS) {
           cb();
         },
       });
-      const { app, owner, file } = await setup(t, logStream);
+      const { app, owner, file } = await linksFixture(t, logStream);
       const secrets: string[] = [owner.token, 'correct horse battery'];
       const created = await owner.api.post(`/api/files/share/${file.id}`, { password: 'log secret pw' });
       const { hash, key } = splitLink(created.body.data.shareLink);
