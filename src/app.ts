@@ -38,6 +38,7 @@ import { Bucket } from './modules/buckets/buckets.schemas.js';
 import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
 import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
+import { addDavMethods, davRoutes } from './modules/dav/dav.routes.js';
 import { createTokenCache } from './modules/accounts/tokens.cache.js';
 import { VERSION } from './version.js';
 import { startBackgroundJobs } from './jobs.js';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const { ctx, engineName } = await openContext(deps);
   const app = createServer(deps);
+  addDavMethods(app);
   installErrorHandling(app);
   installClosingAnswer(app);
   installBodyTimeouts(app, { idleMs: config.bodyIdleSeconds * 1000, wholeMs: config.jsonBodySeconds * 1000 });
@@ -109,6 +111,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => ctx.tokens.close());
   await app.register(serviceRoutes(ctx, metrics));
   await app.register(apiRoutes(ctx, metrics), { prefix: '/api' });
+  // WebDAV, for desktop file managers and sync clients: its own sign-in (Basic) and XML errors.
+  await app.register(davRoutes(ctx, metrics), { prefix: '/dav' });
   // The web application (file manager, public link page), outside /api.
   await app.register(async (web) => installWeb(web, deps.webRoot));
   return app;

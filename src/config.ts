@@ -40,6 +40,8 @@ export interface Config {
   readonly sessionTtlDays: number;
   /** Largest accepted JSON request body, in bytes. */
   readonly jsonBodyLimit: number;
+  /** Largest accepted WebDAV XML body (PROPFIND, PROPPATCH, LOCK), in bytes. */
+  readonly davXmlMaxBytes: number;
   /** Seconds a request body may go without a byte arriving before it is answered 408 (uploads included). */
   readonly bodyIdleSeconds: number;
   /** Seconds a body that is not an upload (JSON) has to arrive whole. */
@@ -85,6 +87,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_MAX_UPLOAD_BYTES', '10737418240', 'Largest file one upload accepts (10 GiB); larger is 413'],
   ['COFFRE_SESSION_TTL_DAYS', '30', 'Lifetime of a login token'],
   ['COFFRE_JSON_BODY_LIMIT', '1048576', 'Largest JSON request body in bytes'],
+  ['COFFRE_DAV_XML_MAX_BYTES', '1048576', 'Largest WebDAV XML request body (PROPFIND, PROPPATCH, LOCK) in bytes; larger is 413'],
   [
     'COFFRE_BODY_IDLE_SECONDS',
     '60',
@@ -178,6 +181,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     maxUploadBytes: int('COFFRE_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 1),
     sessionTtlDays: int('COFFRE_SESSION_TTL_DAYS', 30, 1, 3650),
     jsonBodyLimit: int('COFFRE_JSON_BODY_LIMIT', 1024 * 1024, 1024),
+    davXmlMaxBytes: int('COFFRE_DAV_XML_MAX_BYTES', 1024 * 1024, 1024),
     bodyIdleSeconds: int('COFFRE_BODY_IDLE_SECONDS', 60, 1, 86400),
     jsonBodySeconds: int('COFFRE_JSON_BODY_SECONDS', 30, 1, 86400),
     loginMaxFailuresPerAccount: int('COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),

@@ -14,6 +14,7 @@ import * as m010 from './migrations/010-inline-blobs.js';
 import * as m011 from './migrations/011-session-details.js';
 import * as m012 from './migrations/012-upload-holds.js';
 import * as m013 from './migrations/013-link-passes.js';
+import * as m014 from './migrations/014-dav.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011-session-details': m011,
   '012-upload-holds': m012,
   '013-link-passes': m013,
+  '014-dav': m014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

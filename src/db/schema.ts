@@ -22,6 +22,8 @@ export interface Database {
   job_leases: JobLeasesTable;
   upload_holds: UploadHoldsTable;
   link_passes: LinkPassesTable;
+  dav_properties: DavPropertiesTable;
+  dav_locks: DavLocksTable;
 }
 
 export interface UsersTable {
@@ -191,6 +193,30 @@ export interface LinkPassesTable {
   created_at: string;
 }
 
+/** A dead property a WebDAV client set on a file or folder (migration 014). */
+export interface DavPropertiesTable {
+  item_id: string;
+  /** Clark notation: `{namespace}local`. */
+  name: string;
+  /** The property element as XML text. */
+  value: string;
+}
+
+/** A WebDAV write lock (migration 014, dav/dav.locks.ts). */
+export interface DavLocksTable {
+  /** `urn:uuid:…`, as the client sends it back in If and Lock-Token headers. */
+  token: string;
+  user_id: string;
+  /** The file or folder the lock is rooted on. */
+  item_id: string;
+  depth: '0' | 'infinity';
+  scope: 'exclusive' | 'shared';
+  owner_xml: string | null;
+  timeout_seconds: number;
+  expires_at: string;
+  created_at: string;
+}
+
 export interface FilesTable {
   id: string;
   bucket_id: string;
@@ -275,3 +301,4 @@ export type FolderRow = Selectable<FoldersTable>;
 export type NewFolder = Insertable<FoldersTable>;
 export type LocationRow = Selectable<LocationsTable>;
 export type RegionRow = Selectable<RegionsTable>;
+export type DavLockRow = Selectable<DavLocksTable>;

@@ -1,8 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Readable } from 'node:stream';
-import { IncomingMessage } from 'node:http';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
@@ -13,6 +11,7 @@ import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/enve
 import type { Metrics } from '../../http/metrics.js';
 import { trashMode } from '../../http/trash-mode.js';
 import { readWholeUpTo } from '../../lib/read-whole.js';
+import { WHOLE_BODY_BYTES, announcedLength, rawUploadBody } from '../../http/raw-body.js';
 import type { Sendable } from '../../lib/sendable.js';
 import type { FileDetail } from './files.schemas.js';
 import { fileService, type FileService } from './files.service.js';
@@ -25,30 +24,6 @@ export function sendDownload(reply: FastifyReply, download: Sendable, metrics: M
 
 /** The conditional headers of a request, as the share link routes pass them on. */
 export const downloadHeaders = conditionalHeaders;
-
-/**
- * Raw bodies announced (Content-Length) at most this long are read whole and sealed in one step:
- * for a small file the stream machinery (meter, cipher stream, pipeline) costs more than the
- * work. One 64 KiB segment; the memory this holds per request is what the socket buffers anyway.
- */
-const WHOLE_BODY_BYTES = 64 * 1024;
-
-/**
- * The raw request body: in memory when it is small, else the stream itself. A body announced
- * larger (Content-Length) is streamed at once; one of unknown length (chunked) is read up to
- * WHOLE_BODY_BYTES first, like a multipart part.
- */
-async function rawBody(request: FastifyRequest): Promise<Readable | Buffer> {
-  const length = Number(request.headers['content-length']);
-  if (length > WHOLE_BODY_BYTES) return request.raw;
-  return readWholeUpTo(request.raw, WHOLE_BODY_BYTES);
-}
-
-/** The body's length as Content-Length announces it; none for a chunked body. */
-function announcedLength(request: FastifyRequest): number | undefined {
-  const length = request.headers['content-length'];
-  return length === undefined ? undefined : Number(length);
-}
 
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
 
@@ -156,20 +131,12 @@ function rawUpload(files: FileService, metrics: Metrics): FastifyPluginAsync {
       async (request, reply) => {
         // Active from the first byte: a body of unknown length is read (up to 64 KiB) before it is stored.
         metrics.uploadStarted();
-        const detail = await rawBody(request)
-          .then((body) =>
+        const detail = await rawUploadBody(request)
+          .then((raw) =>
             files.uploadOne(principalOf(request), request.params.folderId, {
               name: request.query.name,
               contentType: normalizeContentType(request.headers['content-type']),
-              body,
-              // Node's HTTP parser copies each body chunk into memory of its own (node_http_parser's
-              // on_body), and only this handler reads the request: the native engine reads a streamed
-              // body's chunks in place and frees them once sealed (test/http/body-chunks.test.ts
-              // guards the assumption). Not so for a request built another way (Fastify's
-              // inject pushes the caller's own buffers), nor for a multipart part (views of busboy's).
-              bodyOwnsChunks: body === request.raw && request.raw instanceof IncomingMessage,
-              // A streamed body of announced length is held against the quota at once.
-              announcedBytes: body === request.raw ? announcedLength(request) : undefined,
+              ...raw,
               onConflict: request.query.onConflict ?? 'version',
             }),
           )

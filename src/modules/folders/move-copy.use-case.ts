@@ -17,18 +17,29 @@ import * as repo from './folders.repository.js';
 import type { CopyFolderBody, FolderDetail, MoveFolderBody } from './folders.schemas.js';
 import { attach, detach, mutateTrees, reparent, requireLive } from './folders.tree.js';
 
-/** Moves a folder, with its subtree, under another folder of the same owner (another bucket carries the subtree along). */
-export async function move(ctx: AppContext, principal: Principal, folderId: string, input: MoveFolderBody): Promise<FolderDetail> {
+/**
+ * Moves a folder, with its subtree, under another folder of the same owner (another bucket carries
+ * the subtree along), under a new name when `rename` is given (WebDAV's MOVE does both at once).
+ */
+export async function move(
+  ctx: AppContext,
+  principal: Principal,
+  folderId: string,
+  input: MoveFolderBody,
+  rename?: string,
+): Promise<FolderDetail> {
+  const requested = rename === undefined ? undefined : assertName(rename);
   await mutateTrees(ctx, { folders: [folderId, input.targetParentId] }, async (trx) => {
     const folder = await loadFolderFor(trx, principal, folderId, 'edit');
     if (folder.is_root) throw new AppError('ROOT_FOLDER_READONLY');
     requireLive(folder);
     const target = await loadTarget(trx, principal, folder, input.targetParentId);
     assertSameOwner(folder, target);
-    if (target.id === folder.parent_id) return;
-    await assertNameFree(trx, target.id, folder.name);
+    const name = requested ?? folder.name;
+    if (target.id === folder.parent_id && name === folder.name) return;
+    await assertNameFree(trx, target.id, name);
     await detach(trx, folder);
-    await reparent(ctx, trx, folder, target.id);
+    await reparent(ctx, trx, folder, target.id, { name });
     await attach(trx, folder, target.id);
   });
   return detailAfterChange(ctx, principal, folderId);

@@ -1,0 +1,103 @@
+import type { DbOrTrx } from '../../db/database.js';
+import type { BucketRow, FileRow, FolderRow } from '../../db/schema.js';
+
+/** The queries of the WebDAV tree: names to items, and the live children of a folder. */
+
+/** The caller's buckets, by name. */
+export function bucketsOf(db: DbOrTrx, userId: string): Promise<BucketRow[]> {
+  return db.selectFrom('buckets').selectAll().where('owner_id', '=', userId).orderBy('name').execute();
+}
+
+export function bucketNamed(db: DbOrTrx, userId: string, name: string): Promise<BucketRow | undefined> {
+  return db.selectFrom('buckets').selectAll().where('owner_id', '=', userId).where('name', '=', name).executeTakeFirst();
+}
+
+export function liveFolderNamed(db: DbOrTrx, parentId: string, name: string): Promise<FolderRow | undefined> {
+  return db
+    .selectFrom('folders')
+    .selectAll()
+    .where('parent_id', '=', parentId)
+    .where('trash_batch', '=', '')
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+export function liveFileNamed(db: DbOrTrx, folderId: string, name: string): Promise<FileRow | undefined> {
+  return db
+    .selectFrom('files')
+    .selectAll()
+    .where('folder_id', '=', folderId)
+    .where('trash_batch', '=', '')
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+export function liveFolderById(db: DbOrTrx, id: string): Promise<FolderRow | undefined> {
+  return db.selectFrom('folders').selectAll().where('id', '=', id).where('trash_batch', '=', '').executeTakeFirst();
+}
+
+/** What a listing shows of a child folder. */
+export type ListedFolder = Pick<FolderRow, 'id' | 'name' | 'created_at' | 'updated_at'>;
+/** What a listing shows of a child file. */
+export type ListedFile = Pick<FileRow, 'id' | 'name' | 'size' | 'content_type' | 'current_version_id' | 'created_at' | 'updated_at'>;
+
+export function liveChildFolders(db: DbOrTrx, parentId: string): Promise<ListedFolder[]> {
+  return db
+    .selectFrom('folders')
+    .select(['id', 'name', 'created_at', 'updated_at'])
+    .where('parent_id', '=', parentId)
+    .where('trash_batch', '=', '')
+    .orderBy('name')
+    .execute();
+}
+
+export function liveChildFiles(db: DbOrTrx, folderId: string): Promise<ListedFile[]> {
+  return db
+    .selectFrom('files')
+    .select(['id', 'name', 'size', 'content_type', 'current_version_id', 'created_at', 'updated_at'])
+    .where('folder_id', '=', folderId)
+    .where('trash_batch', '=', '')
+    .orderBy('name')
+    .execute();
+}
+
+/** A live item others shared with the user, with its owner's name. */
+export interface SharedRoot {
+  kind: 'file' | 'folder';
+  itemId: string;
+  name: string;
+  ownerName: string;
+}
+
+/** Every live item others shared with `userId`, oldest grant first. */
+export async function sharedRoots(db: DbOrTrx, userId: string): Promise<SharedRoot[]> {
+  const folders = await db
+    .selectFrom('permissions')
+    .innerJoin('folders', 'folders.id', 'permissions.item_id')
+    .innerJoin('users', 'users.id', 'permissions.owner_id')
+    .select(['permissions.id as grantId', 'folders.id as itemId', 'folders.name', 'users.name as ownerName'])
+    .where('permissions.user_id', '=', userId)
+    .where('permissions.item_kind', '=', 'folder')
+    .where('folders.trash_batch', '=', '')
+    .execute();
+  const files = await db
+    .selectFrom('permissions')
+    .innerJoin('files', 'files.id', 'permissions.item_id')
+    .innerJoin('users', 'users.id', 'permissions.owner_id')
+    .select(['permissions.id as grantId', 'files.id as itemId', 'files.name', 'users.name as ownerName'])
+    .where('permissions.user_id', '=', userId)
+    .where('permissions.item_kind', '=', 'file')
+    .where('files.trash_batch', '=', '')
+    .execute();
+  return [...folders.map((row) => ({ ...row, kind: 'folder' as const })), ...files.map((row) => ({ ...row, kind: 'file' as const }))]
+    .sort((a, b) => (a.grantId < b.grantId ? -1 : 1))
+    .map(({ kind, itemId, name, ownerName }) => ({ kind, itemId, name, ownerName }));
+}
+
+export function findFileById(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
+  return db.selectFrom('files').selectAll().where('id', '=', id).where('trash_batch', '=', '').executeTakeFirst();
+}
+
+export function findFolderById(db: DbOrTrx, id: string): Promise<FolderRow | undefined> {
+  return db.selectFrom('folders').selectAll().where('id', '=', id).executeTakeFirst();
+}
