@@ -40,6 +40,7 @@ import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
 import { addDavMethods, davRoutes } from './modules/dav/dav.routes.js';
 import { createTokenCache } from './modules/accounts/tokens.cache.js';
+import { createBasicAuth } from './modules/accounts/basic-auth.use-case.js';
 import { VERSION } from './version.js';
 import { startBackgroundJobs } from './jobs.js';
 
@@ -118,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
-/** The context the routes and jobs share: keys, blob store, content store, token cache. */
+/** The context the routes and jobs share: keys, blob store, content store, token cache, Basic credentials check. */
 async function openContext(deps: AppDeps): Promise<{ ctx: AppContext; engineName: string }> {
   const { config, database } = deps;
   const keyring = deps.keyring ?? new Keyring(loadMasterKey(config.masterKey, config.dataDir));
@@ -126,10 +127,9 @@ async function openContext(deps: AppDeps): Promise<{ ctx: AppContext; engineName
   const engine = chooseEngine(config.cryptoEngine);
   const blobs = deps.blobs ?? (await openBlobStore(config, engine.durableFiles));
   const content = createContentStore(database.db, blobs, engine);
-  return {
-    ctx: { config, database, db: database.db, keyring, blobs, content, tokens: createTokenCache(database) },
-    engineName: engine.name,
-  };
+  const tokens = createTokenCache(database);
+  const basicAuth = createBasicAuth({ config, db: database.db, tokens });
+  return { ctx: { config, database, db: database.db, keyring, blobs, content, tokens, basicAuth }, engineName: engine.name };
 }
 
 /** The Fastify instance with the server's options: logging, limits, request ids, framework errors. */

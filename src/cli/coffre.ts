@@ -14,6 +14,7 @@ import { AppError } from '../errors.js';
 import { accountService } from '../modules/accounts/accounts.service.js';
 import { oldestBucketKey, rewrapBucketKeys } from '../modules/buckets/buckets.repository.js';
 import { createTokenCache } from '../modules/accounts/tokens.cache.js';
+import { createBasicAuth } from '../modules/accounts/basic-auth.use-case.js';
 import { startServer } from '../server.js';
 
 const HELP = `coffre: the Coffre file storage service
@@ -36,6 +37,7 @@ async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0])
   const database = await prepareDatabase(config);
   const engine = chooseEngine(config.cryptoEngine);
   const blobs = await openBlobStore(config, engine.durableFiles);
+  const tokens = createTokenCache(database);
   try {
     return await work({
       config,
@@ -44,7 +46,8 @@ async function withDatabase<T>(work: (ctx: Parameters<typeof accountService>[0])
       keyring: new Keyring(loadMasterKey(config.masterKey, config.dataDir)),
       blobs,
       content: createContentStore(database.db, blobs, engine),
-      tokens: createTokenCache(database),
+      tokens,
+      basicAuth: createBasicAuth({ config, db: database.db, tokens }),
     });
   } finally {
     await blobs.close();

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext, Principal } from '../context.js';
+import { principalOfToken, type AppContext, type Principal } from '../context.js';
 import { AppError } from '../errors.js';
-import { hashToken } from '../lib/secrets.js';
 import { nowIso } from '../lib/time.js';
 
 declare module 'fastify' {
@@ -15,23 +14,16 @@ declare module 'fastify' {
   }
 }
 
-// last_used_at is informative; writing it on every request would turn reads into writes.
-const TOUCH_INTERVAL_MS = 10 * 60 * 1000;
+/** Tokens are 36 characters (`cof_` and 32 bytes in base64url); anything much longer is no token. */
+export const MAX_TOKEN_LENGTH = 512;
 
-async function resolvePrincipal(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
+/** The caller of a request with `Authorization: Bearer <token>` and a live token, else null. */
+export async function resolvePrincipal(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
   const header = request.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match || match[1].length > 512) return null;
-  const now = nowIso();
-  const row = await ctx.tokens.find(hashToken(match[1]), now);
-  if (!row) return null;
-  if (!row.lastUsedAt || Date.parse(now) - Date.parse(row.lastUsedAt) > TOUCH_INTERVAL_MS) {
-    await ctx.tokens.touch(row.tokenId, now);
-    // The token may be kept in memory: later requests see the touch without reading it again.
-    row.lastUsedAt = now;
-  }
-  return { userId: row.userId, tokenId: row.tokenId, email: row.email, name: row.name };
+  if (!match || match[1].length > MAX_TOKEN_LENGTH) return null;
+  return (await principalOfToken(ctx.tokens, match[1], nowIso())) ?? null;
 }
 
 /**

@@ -42,7 +42,17 @@ export function addPageHeaders(scope: FastifyInstance): void {
 }
 
 /** The pages of the single-page application: each answers index.html, the app routes in the browser. */
-export const WEB_PAGES = ['/', '/login', '/signup', '/files', '/files/:folderId', '/shared', '/trash', '/s/:sharedHash'] as const;
+export const WEB_PAGES = [
+  '/',
+  '/login',
+  '/signup',
+  '/files',
+  '/files/:folderId',
+  '/shared',
+  '/trash',
+  '/app-passwords',
+  '/s/:sharedHash',
+] as const;
 
 /** dist/web, wherever this module runs from: dist/src/http (built) or src/http (tsx). */
 function findWebRoot(): string | null {

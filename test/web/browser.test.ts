@@ -512,5 +512,66 @@ for (const dialect of DIALECTS) {
       await page.getByText('This folder is empty').waitFor();
       assert.deepEqual(violations, [], 'no CSP violation or page error');
     });
+
+    it('creates an app password shown once with the WebDAV address and user name; it works as a bearer token until revoked', async (t) => {
+      const started = await startServer(t, dialect);
+      if (!started) return;
+      const { browser, base } = started;
+      const violations: string[] = [];
+      const screenshot = screenshots(`app-passwords-${dialect}`);
+      const email = `dee-${randomBytes(3).toString('hex')}@example.com`;
+      const reg = await fetch(`${base}/api/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'correct horse battery', name: 'Dee' }),
+      });
+      assert.equal(reg.status, 201);
+      const session: string = ((await reg.json()) as any).data.accessToken;
+      const me = (token: string) => fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+
+      const { page } = await newPage(browser, violations);
+      await page.goto(`${base}/login`);
+      await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), session);
+      await page.goto(`${base}/files`);
+      await page.waitForURL(/\/files\/fld_/);
+      await page.getByRole('link', { name: 'App passwords' }).click();
+      await page.waitForURL(/\/app-passwords$/);
+      await page.getByText('No app password yet.').waitFor();
+
+      await page.getByLabel('Name (the app or device)').fill('Laptop file manager');
+      await page.getByLabel('Expires after (days, empty = never)').fill('30');
+      await page.getByRole('button', { name: 'Create app password' }).click();
+      await page.getByText('Copy this app password now: it is shown only once.').waitFor();
+      const token = await page.locator('#created-app-password').inputValue();
+      assert.match(token, /^cof_[A-Za-z0-9_-]{43}$/);
+      assert.equal(await page.locator('#webdav-address').innerText(), `${base}/dav/`);
+      assert.equal(await page.locator('#webdav-user').innerText(), email);
+      const row = page.locator('tr[data-name="Laptop file manager"]');
+      await row.waitFor();
+      assert.match(await row.innerText(), /not yet/);
+      await screenshot(page, 'created');
+
+      // The app password signs in as the account.
+      const signedIn = await me(token);
+      assert.equal(signedIn.status, 200);
+      assert.equal(((await signedIn.json()) as any).data.email, email);
+
+      // Shown once: after a reload the list has it, with its last use, but not the password.
+      await page.reload();
+      await row.waitFor();
+      assert.equal(await page.locator('#created-app-password').count(), 0);
+      assert.doesNotMatch(await row.innerText(), /not yet/);
+      assert.doesNotMatch(await page.locator('main').innerText(), new RegExp(token));
+
+      // Revoked after a confirmation: refused at once.
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      const confirm = page.locator('dialog#confirm');
+      await confirm.getByText('Revoke the app password “Laptop file manager”?').waitFor();
+      await confirm.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByText('No app password yet.').waitFor();
+      assert.equal((await me(token)).status, 401);
+      assert.equal((await me(session)).status, 200, 'the session is not touched');
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
   });
 }

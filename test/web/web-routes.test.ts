@@ -19,6 +19,7 @@ describe('web application routes', () => {
       '/files/fld_01jd3kq8m7c9x4v2b6n0p5r8st',
       '/shared',
       '/trash',
+      '/app-passwords',
       '/s/Q2hhbmdlIG1lIQ',
     ]) {
       const res = await app.inject({ method: 'GET', url });

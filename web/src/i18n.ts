@@ -160,6 +160,22 @@ const en = {
   quotaExceeded: 'Not enough storage left.',
   keyboardHelp: 'Keys: ↑ ↓ move, Enter opens, Backspace goes up, F2 renames, Delete moves to the trash.',
   sharedFolder: 'Shared folder',
+  appPasswords: 'App passwords',
+  appPasswordsIntro:
+    'An app password lets a WebDAV client (a file manager, a sync tool) or a script sign in to your account without your password. Give each app its own, and revoke it when the app no longer needs access.',
+  appPasswordName: 'Name (the app or device)',
+  appPasswordExpiry: 'Expires after (days, empty = never)',
+  createAppPassword: 'Create app password',
+  appPasswordCreated: 'Copy this app password now: it is shown only once.',
+  copyAppPassword: 'Copy password',
+  webdavAddress: 'WebDAV address',
+  webdavUser: 'User name',
+  noAppPasswords: 'No app password yet.',
+  lastUsed: 'Last used',
+  expiry: 'Expires',
+  notYet: 'not yet',
+  noExpiry: 'never',
+  confirmRevokeAppPassword: 'Revoke the app password “{name}”? Apps that use it lose access at once.',
 };
 
 export type MessageKey = keyof typeof en;
@@ -326,6 +342,23 @@ const fr: Record<MessageKey, string> = {
   keyboardHelp:
     'Touches : ↑ ↓ pour se déplacer, Entrée pour ouvrir, Retour arrière pour remonter, F2 pour renommer, Suppr pour mettre à la corbeille.',
   sharedFolder: 'Dossier partagé',
+  appPasswords: 'Mots de passe d’application',
+  appPasswordsIntro:
+    'Un mot de passe d’application permet à un client WebDAV (gestionnaire de fichiers, outil de synchronisation) ou à un script de se connecter à votre compte sans votre mot de passe. Donnez-en un à chaque application et révoquez-le quand elle n’a plus besoin d’accès.',
+  appPasswordName: 'Nom (l’application ou l’appareil)',
+  appPasswordExpiry: 'Expire après (jours, vide = jamais)',
+  createAppPassword: 'Créer un mot de passe d’application',
+  appPasswordCreated: 'Copiez ce mot de passe d’application maintenant : il n’est affiché qu’une fois.',
+  copyAppPassword: 'Copier le mot de passe',
+  webdavAddress: 'Adresse WebDAV',
+  webdavUser: 'Nom d’utilisateur',
+  noAppPasswords: 'Aucun mot de passe d’application pour l’instant.',
+  lastUsed: 'Dernière utilisation',
+  expiry: 'Expiration',
+  notYet: 'pas encore',
+  noExpiry: 'jamais',
+  confirmRevokeAppPassword:
+    'Révoquer le mot de passe d’application « {name} » ? Les applications qui l’utilisent perdent l’accès aussitôt.',
 };
 
 export type Lang = 'en' | 'fr';

@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, getToken, setToken, whenSignedOut } from './api';
 import { lang, setLang, t, type Lang } from './i18n';
+import { AppPasswordsPage } from './pages/app-passwords';
 import { AuthPage } from './pages/auth';
 import { FolderPage } from './pages/files';
 import { PublicLinkPage } from './pages/public';
@@ -98,7 +99,7 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
 
   const path = props.path;
   let page;
-  let section: 'files' | 'shared' | 'trash' = 'files';
+  let section: 'files' | 'shared' | 'trash' | 'app-passwords' = 'files';
   const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
   if (folderMatch) {
     page = (
@@ -116,6 +117,9 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   } else if (path === '/trash') {
     section = 'trash';
     page = bucket ? <TrashPage bucket={bucket} onChanged={refreshStorage} /> : <p>{t('loading')}</p>;
+  } else if (path === '/app-passwords') {
+    section = 'app-passwords';
+    page = <AppPasswordsPage email={me?.email ?? ''} />;
   } else if (path === '/' || path === '/files' || path === '/login' || path === '/signup') {
     if (bucket) queueMicrotask(() => navigate(`/files/${bucket.rootFolderId}`, true));
     page = <p class="loading">{t('loading')}</p>;
@@ -193,6 +197,11 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
           <li>
             <Link href="/trash" aria-current={section === 'trash' ? 'page' : undefined}>
               {t('trash')}
+            </Link>
+          </li>
+          <li>
+            <Link href="/app-passwords" aria-current={section === 'app-passwords' ? 'page' : undefined}>
+              {t('appPasswords')}
             </Link>
           </li>
         </ul>

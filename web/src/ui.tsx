@@ -206,6 +206,17 @@ export function Notices() {
   );
 }
 
+/** Copies `text` to the clipboard (or, where the Clipboard API is refused, from the selected `input`) and says so. */
+export async function copyText(text: string, input?: HTMLInputElement | null): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    input?.select();
+    document.execCommand('copy');
+  }
+  notify(t('copied'));
+}
+
 /** An error message announced to screen readers; nothing when `text` is empty. */
 export function Alert(props: { text: string }) {
   if (!props.text) return null;

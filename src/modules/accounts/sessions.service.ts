@@ -67,6 +67,8 @@ export function sessionService(ctx: AppContext) {
       return repo.deleteOtherSessions(trx, user.id, principal.tokenId);
     });
     for (const id of revoked) ctx.tokens.forget(id);
+    // Basic sign-ins with the old password stop here at once (elsewhere, when their cache entry ends).
+    ctx.basicAuth.forgetUser(user.id);
     await clearAttempts(db, [accountRule.key]);
     await refundAttempt(db, [addressRule.key]);
     return { revokedSessions: revoked.length };

@@ -1,5 +1,6 @@
 import { clearAttempts, consumeAttempt, refundAttempt, type ThrottleRule } from '../../access/throttle.js';
 import type { AppContext, Principal } from '../../context.js';
+import type { UserRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { hashPassword, verifyPassword } from '../../lib/secrets.js';
 import * as repo from './accounts.repository.js';
@@ -23,18 +24,36 @@ export function signInRules(
 // "unknown e-mail" and "wrong password" alike.
 let dummyHash: Promise<string> | undefined;
 
-/** Signs in with an e-mail and a password, counted against the account and the client address. */
-export async function login(ctx: AppContext, input: { email: string; password: string }, client: ClientInfo): Promise<Session> {
+/** How a password is checked against its hash (tests count the calls). */
+export type PasswordVerifier = (passwordHash: string, password: string) => Promise<boolean>;
+
+/**
+ * Checks an e-mail and password as a sign-in does, counted against the account and the client
+ * address (429 with `Retry-After` past their limits): the account, or INVALID_CREDENTIALS. The
+ * sign-in route and HTTP Basic (basic-auth.use-case.ts) share it, and so share the counters.
+ */
+export async function checkPassword(
+  ctx: Pick<AppContext, 'db' | 'config'>,
+  input: { email: string; password: string },
+  clientAddress: string,
+  verify: PasswordVerifier = verifyPassword,
+): Promise<UserRow> {
   const { db, config } = ctx;
-  const [accountRule, addressRule] = signInRules(config, input.email, client.address);
+  const [accountRule, addressRule] = signInRules(config, input.email, clientAddress);
   await consumeAttempt(db, [accountRule, addressRule]);
   const user = await repo.findUserByEmail(db, normalizeEmail(input.email));
   dummyHash ??= hashPassword('coffre-timing-equaliser');
-  const ok = await verifyPassword(user?.password_hash ?? (await dummyHash), input.password);
+  const ok = await verify(user?.password_hash ?? (await dummyHash), input.password);
   if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
   // Only failures count: a success clears the account's counter and gives back its address attempt.
   await clearAttempts(db, [accountRule.key]);
   await refundAttempt(db, [addressRule.key]);
+  return user;
+}
+
+/** Signs in with an e-mail and a password, counted against the account and the client address. */
+export async function login(ctx: AppContext, input: { email: string; password: string }, client: ClientInfo): Promise<Session> {
+  const user = await checkPassword(ctx, input, client.address);
   return issueSession(ctx, user, client, user.password_hash);
 }
 

@@ -2,18 +2,8 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatDate } from '../format';
 import { errorText, t } from '../i18n';
-import { Alert, Confirm, Dialog, Icon, notify } from '../ui';
+import { Alert, Confirm, Dialog, Icon, copyText, notify } from '../ui';
 import type { Item } from './files';
-
-async function copyText(text: string, input?: HTMLInputElement | null): Promise<void> {
-  try {
-    await navigator.clipboard.writeText(text);
-  } catch {
-    input?.select();
-    document.execCommand('copy');
-  }
-  notify(t('copied'));
-}
 
 /** Links and per-user permissions of one file or folder. */
 export function ShareDialog(props: { item: Item; onClose: () => void; onChanged: () => void }) {
