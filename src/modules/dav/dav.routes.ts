@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, Principal } from '../../context.js';
-import { AppError, ERROR_CATALOG, type ErrorCode } from '../../errors.js';
+import { AppError, ERROR_CATALOG, InternalError, type ErrorCode } from '../../errors.js';
+import { BASIC_CHALLENGE, authenticateRequest } from '../../http/basic-auth.js';
 import type { Metrics } from '../../http/metrics.js';
 import { readWholeUpTo } from '../../lib/read-whole.js';
-import { BASIC_CHALLENGE, signInDav } from './dav.auth.js';
 import { davPathOf } from './dav.paths.js';
 import { davHandlers } from './dav.handlers.js';
 import { errorBody } from './dav.xml.js';
@@ -52,7 +52,7 @@ export function davRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsync
       reply.header('dav', '1, 2');
       // OPTIONS is how clients discover a server before they sign in (Windows' mini-redirector does).
       if (request.method === 'OPTIONS') return;
-      request.davPrincipal = await signInDav(ctx, request);
+      request.davPrincipal = await authenticateRequest(ctx, request);
     });
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const path = davPathOf(request.raw.url ?? '/');
@@ -90,12 +90,20 @@ function sendError(reply: FastifyReply, code: ErrorCode, message?: string, heade
 
 /** Every failure under /dav/ leaves as a DAV:error XML body with the status WebDAV clients expect. */
 function davErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof AppError) return sendError(reply, error.code, error.message, error.headers);
+  if (error instanceof InternalError) {
+    request.log.error({ err: error }, ERROR_CATALOG[error.code].message);
+    return sendError(reply, error.code);
+  }
+  if (error instanceof AppError) {
+    // The API's message speaks of bearer tokens; WebDAV clients sign in with a user name and password.
+    const message = error.code === 'UNAUTHENTICATED' ? 'Sign in with your e-mail and an app password (or your password)' : error.message;
+    return sendError(reply, error.code, message, error.headers);
+  }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     request.log.info({ err: error }, 'client error');
     return sendError(reply, status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 408 ? 'REQUEST_TIMEOUT' : 'MALFORMED_REQUEST');
   }
   request.log.error({ err: error }, 'request failed');
-  return sendError(reply, (error as { code?: string }).code === 'CONTENT_INTEGRITY' ? 'CONTENT_INTEGRITY' : 'INTERNAL_ERROR');
+  return sendError(reply, 'INTERNAL_ERROR');
 }
