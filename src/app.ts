@@ -38,7 +38,7 @@ import { Bucket } from './modules/buckets/buckets.schemas.js';
 import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
 import { trashRoutes } from './modules/trash/trash.routes.js';
 import { serviceRoutes } from './modules/service/service.routes.js';
-import { addDavMethods, davRoutes } from './modules/dav/dav.routes.js';
+import { addDavMethods, davRoutes, isDavUrl, sendDavError } from './modules/dav/dav.routes.js';
 import { createTokenCache } from './modules/accounts/tokens.cache.js';
 import { createBasicAuth } from './modules/accounts/basic-auth.use-case.js';
 import { VERSION } from './version.js';
@@ -159,6 +159,8 @@ function createServer(deps: AppDeps) {
     frameworkErrors: (_error, request, reply) => {
       const raw = reply as unknown as FastifyReply;
       raw.header('x-request-id', request.id);
+      // WebDAV clients read errors as XML.
+      if (isDavUrl(request.url)) return sendDavError(raw, 'DAV_BAD_PATH', 'The URL is malformed');
       raw
         .code(400)
         .type('application/json; charset=utf-8')

@@ -4,7 +4,7 @@ import { AppError, ERROR_CATALOG, InternalError, type ErrorCode } from '../../er
 import { BASIC_CHALLENGE, authenticateRequest } from '../../http/basic-auth.js';
 import type { Metrics } from '../../http/metrics.js';
 import { readWholeUpTo } from '../../lib/read-whole.js';
-import { davPathOf } from './dav.paths.js';
+import { DAV_PREFIX, davPathOf } from './dav.paths.js';
 import { davHandlers } from './dav.handlers.js';
 import { errorBody } from './dav.xml.js';
 
@@ -47,7 +47,7 @@ export function davRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsync
     // Bodies are read by the handlers: PUT streams them into the storage core, the others read XML.
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     scope.setErrorHandler(davErrorHandler);
-    scope.setNotFoundHandler((_request, reply) => sendError(reply, 'DAV_NOT_FOUND'));
+    scope.setNotFoundHandler((_request, reply) => sendDavError(reply, 'DAV_NOT_FOUND'));
     scope.addHook('onRequest', async (request, reply) => {
       reply.header('dav', '1, 2');
       // OPTIONS is how clients discover a server before they sign in (Windows' mini-redirector does).
@@ -76,7 +76,13 @@ async function xmlBody(ctx: AppContext, request: FastifyRequest): Promise<Buffer
   return read;
 }
 
-function sendError(reply: FastifyReply, code: ErrorCode, message?: string, headers?: Record<string, string>) {
+/** Whether a request URL is below /dav. */
+export function isDavUrl(url: string): boolean {
+  return url === DAV_PREFIX || url.startsWith(`${DAV_PREFIX}/`) || url.startsWith(`${DAV_PREFIX}?`);
+}
+
+/** Answers an error as WebDAV clients read it: a DAV:error XML body with the status they expect. */
+export function sendDavError(reply: FastifyReply, code: ErrorCode, message?: string, headers?: Record<string, string>) {
   const status = DAV_STATUS[code] ?? ERROR_CATALOG[code].status;
   if (headers) reply.headers(headers);
   if (status === 401) reply.header('www-authenticate', BASIC_CHALLENGE);
@@ -92,18 +98,18 @@ function sendError(reply: FastifyReply, code: ErrorCode, message?: string, heade
 function davErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof InternalError) {
     request.log.error({ err: error }, ERROR_CATALOG[error.code].message);
-    return sendError(reply, error.code);
+    return sendDavError(reply, error.code);
   }
   if (error instanceof AppError) {
     // The API's message speaks of bearer tokens; WebDAV clients sign in with a user name and password.
     const message = error.code === 'UNAUTHENTICATED' ? 'Sign in with your e-mail and an app password (or your password)' : error.message;
-    return sendError(reply, error.code, message, error.headers);
+    return sendDavError(reply, error.code, message, error.headers);
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     request.log.info({ err: error }, 'client error');
-    return sendError(reply, status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 408 ? 'REQUEST_TIMEOUT' : 'MALFORMED_REQUEST');
+    return sendDavError(reply, status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 408 ? 'REQUEST_TIMEOUT' : 'MALFORMED_REQUEST');
   }
   request.log.error({ err: error }, 'request failed');
-  return sendError(reply, 'INTERNAL_ERROR');
+  return sendDavError(reply, 'INTERNAL_ERROR');
 }
