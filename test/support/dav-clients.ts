@@ -5,6 +5,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { DialectName } from '../../src/db/database.js';
+import { build, signUp, type TestUser } from '../helper.js';
+import { listen } from './raw-http.js';
 
 // The WebDAV clients nobody here wrote (litmus, rclone, cadaver, all Debian packages) driven as
 // child processes: finding them, running them without ever hanging, and reading their output.
@@ -173,6 +177,25 @@ export async function propfindNames(target: DavTarget, url = target.url): Promis
     if (relative !== '' && relative !== '/') names.push(relative);
   }
   return names.sort();
+}
+
+/** The password `signUp` gives every test user (test/helper.ts). */
+const SIGN_UP_PASSWORD = 'correct horse battery';
+
+/**
+ * A new user's default bucket over WebDAV on the real server listening on a port of 127.0.0.1:
+ * `http://127.0.0.1:<port>/dav/<bucket name>/`, signed in with the account e-mail and password.
+ */
+export async function coffreDav(t: TestContext, dialect: DialectName): Promise<DavTarget & { app: FastifyInstance; owner: TestUser }> {
+  const { app } = await build(t, dialect);
+  const owner = await signUp(app, 'Dav Client');
+  const port = await listen(app);
+  const buckets = await owner.api.get('/api/bucket/list');
+  assert.equal(buckets.status, 200, `GET /api/bucket/list: ${buckets.status} ${JSON.stringify(buckets.body)}`);
+  const bucket = buckets.body.data.data.find((b: { id: string }) => b.id === owner.defaultBucketId);
+  assert.ok(bucket, `the default bucket ${owner.defaultBucketId} is listed: ${JSON.stringify(buckets.body.data)}`);
+  const url = `http://127.0.0.1:${port}/dav/${encodeURIComponent(bucket.name)}/`;
+  return { url, user: owner.email, pass: SIGN_UP_PASSWORD, app, owner };
 }
 
 /** A peer WebDAV server that exists today (`rclone serve webdav` over a temp folder), to check the harness. */
@@ -464,13 +487,15 @@ export interface CadaverSession {
 
 /** Commands that print nothing when they succeed; the others print `… succeeded.`. */
 const CADAVER_SILENT = new Set(['cd', 'lcd', 'set', 'unset', 'quit', 'bye', 'exit']);
-const CADAVER_FAILURE = /failed|Could not|not WebDAV-enabled|Unrecognised command|error/i;
+/** Commands that say something else than `succeeded.`: discover lists the locks it found. */
+const CADAVER_SUCCESS: Record<string, RegExp> = { discover: /Lock token </, showlocks: /Lock token </ };
+const CADAVER_FAILURE = /failed|Could not|not WebDAV-enabled|only be used when connected|Unrecognised command|no locks found|error/i;
 
 /**
  * A scripted cadaver session: commands come from stdin (cadaver 0.24 reads them without a tty,
  * with readline echoing each one after its prompt) and the credentials from ~/.netrc (mode 600)
- * in a temp HOME. Local files of put/get are relative to `cwd`. Each prompt `dav:/path/> ` starts
- * the answer to the next command, in order.
+ * in a temp HOME. Local files of put/get are relative to `cwd`. Each prompt starts the answer to
+ * the next command, in order: `dav:/path/> `, or `dav:/path/? ` when cadaver is not connected.
  */
 export async function runCadaver(
   t: TestContext,
@@ -490,14 +515,15 @@ export async function runCadaver(
     input: `${script.join('\n')}\n`,
     timeoutMs: options.timeoutMs,
   });
-  const chunks = run.stdout.split(/^dav:[^\n]*?> /m);
+  const chunks = run.stdout.split(/^dav:[^\n]*?[>?] /m);
   const preamble = chunks.shift() ?? '';
   const steps = script.map((command, i): CadaverStep => {
     const chunk = chunks[i];
     if (chunk === undefined) return { command, output: '(no prompt for it: cadaver ended before)', ok: false };
     const output = (chunk.startsWith(command) ? chunk.slice(command.length) : chunk).trim();
     const verb = command.split(/\s/)[0];
-    const ok = !CADAVER_FAILURE.test(output) && (CADAVER_SILENT.has(verb) || /succeeded\./.test(output));
+    const success = CADAVER_SUCCESS[verb] ?? /succeeded\./;
+    const ok = !CADAVER_FAILURE.test(output) && (CADAVER_SILENT.has(verb) || success.test(output));
     return { command, output, ok };
   });
   return { run, preamble, steps };
@@ -506,5 +532,5 @@ export async function runCadaver(
 /** A session in a few lines: each command with ok/FAILED and its output. */
 export function describeCadaver(session: CadaverSession): string {
   const steps = session.steps.map((s) => `${s.ok ? 'ok    ' : 'FAILED'} ${s.command}\n         ${s.output.replace(/\n/g, '\n         ')}`);
-  return `${describeRun(session.run, 1500)}\n--- preamble ---\n${session.preamble.trim()}\n--- steps ---\n${steps.join('\n')}`;
+  return `--- before the first prompt ---\n${session.preamble.trim()}\n--- steps ---\n${steps.join('\n')}\n${describeRun(session.run, 1000)}`;
 }
