@@ -57,12 +57,15 @@ export function isWithin(inner: DavPath, outer: DavPath): boolean {
 export function destinationPath(header: string | undefined, requestHost: string, requestProtocol: string): DavPath {
   if (!header) throw new AppError('DAV_BAD_HEADER', 'COPY and MOVE need a Destination header');
   let url: URL;
+  let base: URL;
   try {
-    url = new URL(header, `${requestProtocol}://${requestHost}`);
+    base = new URL(`${requestProtocol}://${requestHost}`);
+    url = new URL(header, base);
   } catch {
     throw new AppError('DAV_BAD_HEADER', 'The Destination header is not a URI');
   }
-  if (url.host.toLowerCase() !== requestHost.toLowerCase()) throw new AppError('DAV_OTHER_SERVER');
+  // Both as URL normalizes them: `Host: example.com:80` and `http://example.com/` are the same server.
+  if (url.host !== base.host) throw new AppError('DAV_OTHER_SERVER');
   // URL normalizes `..` away; a client that sent one meant no name of ours.
   if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(header.replace(/^[a-z]+:\/\/[^/]*/i, ''))) throw new AppError('DAV_BAD_PATH');
   return davPathOf(url.pathname);
