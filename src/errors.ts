@@ -96,6 +96,8 @@ export const ERROR_CATALOG = {
   DAV_PRECONDITION_FAILED: { status: 412, message: 'A precondition of the request failed' },
   DAV_LOCKED: { status: 423, message: 'The resource is locked' },
   DAV_NO_LOCK: { status: 409, message: 'No such lock on this resource' },
+  DAV_LOCK_CONFLICT: { status: 423, message: 'A conflicting lock is held on this resource' },
+  DAV_NOT_LOCK_OWNER: { status: 403, message: 'This lock belongs to another user' },
 
   // Per-user permissions
   PERMISSION_NOT_FOUND: { status: 404, message: 'This user holds no permission on this item' },

@@ -6,6 +6,7 @@ import { forgetOldLeases } from './db/leases.js';
 import { DAY_MS, isoPlus, nowIso } from './lib/time.js';
 import { deleteExpiredTokens } from './modules/accounts/accounts.repository.js';
 import { clearStaleHolds } from './modules/accounts/upload-holds.js';
+import { deleteExpiredLocks } from './modules/dav/dav-locks.repository.js';
 import { deleteOldPasses } from './modules/links/links.passes.js';
 import { deleteClosedLinks } from './modules/links/links.repository.js';
 import { purgeExpiredTrash } from './modules/trash/trash.purge.js';
@@ -29,7 +30,7 @@ export interface RoundReport {
 /**
  * One round of upkeep: the trash purge (after COFFRE_TRASH_RETENTION_DAYS), partial writes left
  * by a crash, blobs no version references any more, long-closed share links, expired sign-in
- * tokens, link resume passes, stale throttle counters, job leases and quota holds. Rounds run on every instance at once: work on
+ * tokens, expired WebDAV locks, link resume passes, stale throttle counters, job leases and quota holds. Rounds run on every instance at once: work on
  * items is claimed first (`FOR UPDATE SKIP LOCKED` on PostgreSQL), the rest are single
  * conditional statements.
  */
@@ -61,6 +62,8 @@ export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
   // Link resume passes past their window (and those an instance that died left held).
   await step(() => deleteOldPasses(ctx.db, now));
   await step(() => deleteExpiredTokens(ctx.db, now));
+  // WebDAV locks past their timeout (they already count for nothing; this keeps the table small).
+  await step(() => deleteExpiredLocks(ctx.db, now));
   await step(() => forgetOldAttempts(ctx.db, Date.now() - OLD_ATTEMPTS_MS));
   await step(() => forgetOldLeases(ctx.db, isoPlus(now, -DAY_MS)));
   // Quota held by uploads of an instance that died mid-upload (its lease ran out).

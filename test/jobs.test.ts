@@ -13,7 +13,7 @@ const DAY = 24 * 3600 * 1000;
 
 for (const dialect of DIALECTS) {
   describe(`upkeep round [${dialect}]`, () => {
-    it('deletes expired tokens and day-old throttle counters, and keeps live ones', async (t) => {
+    it('deletes expired tokens, day-old throttle counters and expired WebDAV locks, and keeps live ones', async (t) => {
       const test = await build(t, dialect);
       const user = await signUp(test.app, 'Upkeep');
       const db = test.database.db;
@@ -35,11 +35,31 @@ for (const dialect of DIALECTS) {
           { key: 'test:fresh', count: 3, window_start_ms: now - 60_000 },
         ])
         .execute();
+      const lock = (token: string, expiresAt: number) => ({
+        token,
+        user_id: user.id,
+        item_id: user.defaultBucketId,
+        depth: '0' as const,
+        scope: 'shared' as const,
+        owner_xml: null,
+        timeout_seconds: 60,
+        expires_at: new Date(expiresAt).toISOString(),
+        created_at: new Date(now - 120_000).toISOString(),
+      });
+      await db
+        .insertInto('dav_locks')
+        .values([lock('urn:uuid:expired', now - 1000), lock('urn:uuid:live', now + 60_000)])
+        .execute();
 
       const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-upkeep-'));
       t.after(() => fs.rmSync(blobDir, { recursive: true, force: true }));
       const ctx = { config: test.config, database: test.database, db, blobs: new FsBlobStore(blobDir) } as unknown as AppContext;
       await maintenanceRound(ctx);
+      const locks = await db.selectFrom('dav_locks').select('token').execute();
+      assert.deepEqual(
+        locks.map((r) => r.token),
+        ['urn:uuid:live'],
+      );
 
       const left = await db.selectFrom('tokens').select('id').where('user_id', '=', user.id).execute();
       assert.deepEqual(

@@ -14,12 +14,15 @@ export interface DavRequest {
   body?: string | Buffer;
 }
 
-/** A WebDAV client over `app.inject`, signed in with Basic as `user`. Paths are relative to /dav/ and sent as given (already encoded). */
+/**
+ * A WebDAV client over `app.inject`, signed in with Basic as `user`. A path is relative to /dav/
+ * (`default/a.txt`) or absolute (`/dav/default/a.txt`), sent as given (already encoded).
+ */
 export function davClient(app: FastifyInstance, user: Pick<TestUser, 'email'>, secret = TEST_PASSWORD) {
   return (method: string, path: string, request: DavRequest = {}): Promise<LightMyRequestResponse> =>
     app.inject({
       method: method as any,
-      url: `/dav/${path}`,
+      url: path.startsWith('/') ? path : `/dav/${path}`,
       headers: { authorization: basicAuth(user, secret), ...request.headers },
       ...(request.body !== undefined ? { payload: request.body } : {}),
     });
@@ -35,4 +38,12 @@ export function hrefs(body: string): string[] {
 /** The text of the first `<d:name>` property in a body. */
 export function davProp(body: string, name: string): string | undefined {
   return new RegExp(`<d:${name}>([^<]*)</d:${name}>`).exec(body)?.[1];
+}
+
+/** A DAV:lockinfo body asking for a write lock. */
+export function lockInfo(scope: 'exclusive' | 'shared' = 'exclusive', owner = 'test suite'): string {
+  return (
+    '<?xml version="1.0" encoding="utf-8"?>\n<d:lockinfo xmlns:d="DAV:">' +
+    `<d:lockscope><d:${scope}/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>${owner}</d:owner></d:lockinfo>`
+  );
 }

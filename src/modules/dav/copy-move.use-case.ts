@@ -3,7 +3,7 @@ import type { FolderRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { fileService } from '../files/files.service.js';
 import { folderService } from '../folders/folders.service.js';
-import { assertUnlocked, type LockContext } from './dav.locks.js';
+import { assertUnlocked, forgetLocks, type LockContext } from './dav.locks.js';
 import { isWithin, type DavPath } from './dav.paths.js';
 import * as repo from './dav.repository.js';
 import { assertMay, resolve, type DavResource } from './dav.resources.js';
@@ -44,6 +44,7 @@ export async function transfer(ctx: AppContext, principal: Principal, kind: 'cop
     await removeResource(ctx, principal, to, request.locks);
   }
   await (kind === 'move' ? moveTo : copyTo)(ctx, principal, from, targetFolder, destination[destination.length - 1], request.depth);
+  if (kind === 'move') await forgetLocks(ctx, from);
   return { created: !existed };
 }
 

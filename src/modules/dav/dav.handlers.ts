@@ -7,9 +7,11 @@ import type { Metrics } from '../../http/metrics.js';
 import { rawUploadBody } from '../../http/raw-body.js';
 import { fileService } from '../files/files.service.js';
 import { transfer } from './copy-move.use-case.js';
-import { lock, unlock, type LockContext } from './dav.locks.js';
+import { ifConditions } from './dav.conditions.js';
+import type { LockContext } from './dav.locks.js';
 import { destinationPath, type DavPath } from './dav.paths.js';
 import { assertMay, resolve } from './dav.resources.js';
+import { lock, unlock } from './lock.use-case.js';
 import { propfind } from './propfind.use-case.js';
 import { proppatch } from './proppatch.use-case.js';
 import { mkcol, put, remove } from './write.use-case.js';
@@ -38,28 +40,29 @@ export function davHandlers(ctx: AppContext, metrics: Metrics) {
         .code(207)
         .type(XML)
         .send(await propfind(ctx, principal, path, header(request, 'depth'), body)),
-    PROPPATCH: async ({ request, reply, principal, path, body }) =>
-      reply
+    PROPPATCH: async (call) =>
+      call.reply
         .code(207)
         .type(XML)
-        .send(await proppatch(ctx, principal, path, body, locksOf(request))),
-    MKCOL: async ({ request, reply, principal, path }) => {
-      if (hasBody(request)) throw new AppError('DAV_BODY_NOT_ALLOWED');
-      await mkcol(ctx, principal, path, locksOf(request));
-      return reply.code(201).header('content-length', 0).send();
+        .send(await proppatch(ctx, call.principal, call.path, call.body, await locksOf(ctx, call))),
+    MKCOL: async (call) => {
+      if (hasBody(call.request)) throw new AppError('DAV_BODY_NOT_ALLOWED');
+      await mkcol(ctx, call.principal, call.path, await locksOf(ctx, call));
+      return call.reply.code(201).header('content-length', 0).send();
     },
-    DELETE: async ({ request, reply, principal, path }) => {
-      await remove(ctx, principal, path, locksOf(request));
-      return reply.code(204).send();
+    DELETE: async (call) => {
+      await remove(ctx, call.principal, call.path, await locksOf(ctx, call));
+      return call.reply.code(204).send();
     },
     COPY: (call) => copyOrMove(ctx, 'copy', call),
     MOVE: (call) => copyOrMove(ctx, 'move', call),
-    LOCK: async ({ request, reply, principal, path, body }) => {
+    LOCK: async (call) => {
+      const { request, reply, principal, path, body } = call;
       const result = await lock(ctx, principal, path, {
         body,
         depth: header(request, 'depth'),
         timeout: header(request, 'timeout'),
-        ...locksOf(request),
+        ...(await locksOf(ctx, call)),
       });
       reply.header('lock-token', `<${result.token}>`);
       return reply
@@ -82,8 +85,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function locksOf(request: FastifyRequest): LockContext {
-  return { ifHeader: header(request, 'if') };
+/** The lock tokens the request submits, once its If header is found to hold (412 otherwise). */
+function locksOf(ctx: AppContext, { request, principal, path }: DavCall): Promise<LockContext> {
+  return ifConditions(ctx, principal, path, header(request, 'if'));
 }
 
 function hasBody(request: FastifyRequest): boolean {
@@ -109,14 +113,16 @@ async function get(ctx: AppContext, metrics: Metrics, { request, reply, principa
   return sendContent(reply, content, metrics);
 }
 
-async function putFile(ctx: AppContext, metrics: Metrics, { request, reply, principal, path }: DavCall) {
+async function putFile(ctx: AppContext, metrics: Metrics, call: DavCall) {
+  const { request, reply, principal, path } = call;
+  const locks = await locksOf(ctx, call);
   metrics.uploadStarted();
   try {
     const result = await put(ctx, principal, path, {
       raw: await rawUploadBody(request),
       contentType: normalizeContentType(header(request, 'content-type')),
       conditions: { ifMatch: header(request, 'if-match'), ifNoneMatch: header(request, 'if-none-match') },
-      locks: locksOf(request),
+      locks,
     });
     metrics.recordUploadedBytes(result.size);
     return reply
@@ -129,7 +135,8 @@ async function putFile(ctx: AppContext, metrics: Metrics, { request, reply, prin
   }
 }
 
-async function copyOrMove(ctx: AppContext, kind: 'copy' | 'move', { request, reply, principal, path }: DavCall) {
+async function copyOrMove(ctx: AppContext, kind: 'copy' | 'move', call: DavCall) {
+  const { request, reply, principal, path } = call;
   const depth = (header(request, 'depth') ?? 'infinity').toLowerCase();
   if (depth !== '0' && depth !== 'infinity') throw new AppError('DAV_BAD_HEADER', 'Depth is 0 or infinity for COPY and MOVE');
   const overwrite = (header(request, 'overwrite') ?? 'T').toUpperCase();
@@ -139,7 +146,7 @@ async function copyOrMove(ctx: AppContext, kind: 'copy' | 'move', { request, rep
     destination: destinationPath(header(request, 'destination'), request.host, request.protocol),
     overwrite: overwrite === 'T',
     depth: depth as '0' | 'infinity',
-    locks: locksOf(request),
+    locks: await locksOf(ctx, call),
   });
   return reply
     .code(result.created ? 201 : 204)

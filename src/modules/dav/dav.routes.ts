@@ -37,6 +37,8 @@ const DAV_STATUS: Partial<Record<ErrorCode, number>> = {
 const CONDITIONS: Partial<Record<ErrorCode, string>> = {
   DAV_FINITE_DEPTH: 'propfind-finite-depth',
   DAV_LOCKED: 'lock-token-submitted',
+  DAV_LOCK_CONFLICT: 'no-conflicting-lock',
+  DAV_NO_LOCK: 'lock-token-matches-request-uri',
 };
 
 /** The WebDAV tree at /dav/ (RFC 4918 class 1 and 2), over the same use cases as the API. */

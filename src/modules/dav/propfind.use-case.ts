@@ -47,7 +47,8 @@ async function multistatus(ctx: AppContext, principal: Principal, entries: DavEn
   const dead = needsDead ? await deadProperties(ctx.db, ids) : new Map<string, Map<string, string>>();
   const quota = asked.some((name) => QUOTA_NAMES.includes(name)) || request.kind === 'propname' ? await quotaOf(ctx, principal) : undefined;
   const needsLocks = request.kind === 'allprop' || asked.includes(LOCK_DISCOVERY);
-  const locks = needsLocks ? await lockDiscoveries(ctx, ids) : new Map<string, string>();
+  const locked = entries.flatMap((entry) => (entry.itemId ? [{ itemId: entry.itemId, href: entry.href }] : []));
+  const locks = needsLocks ? await lockDiscoveries(ctx, locked) : new Map<string, string>();
   const responses = entries.map((entry) =>
     entryResponse(entry, request, entry.itemId ? dead.get(entry.itemId) : undefined, {
       quota,

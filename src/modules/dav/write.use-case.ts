@@ -4,7 +4,7 @@ import { AppError } from '../../errors.js';
 import type { RawUploadBody } from '../../http/raw-body.js';
 import { fileService } from '../files/files.service.js';
 import { folderService } from '../folders/folders.service.js';
-import { assertUnlocked, type LockContext } from './dav.locks.js';
+import { assertUnlocked, forgetLocks, type LockContext } from './dav.locks.js';
 import type { DavPath } from './dav.paths.js';
 import * as repo from './dav.repository.js';
 import { assertMay, resolve, type DavResource } from './dav.resources.js';
@@ -90,4 +90,5 @@ export async function removeResource(ctx: AppContext, principal: Principal, targ
   await assertUnlocked(ctx, principal, [target], locks, { subtree: true });
   if (target.kind === 'folder') await folderService(ctx).remove(principal, target.folder.id, 'soft');
   else await fileService(ctx).remove(principal, target.file.id, 'soft');
+  await forgetLocks(ctx, target);
 }
