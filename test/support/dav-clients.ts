@@ -504,6 +504,8 @@ export async function runCadaver(
   commands: string[],
   options: { cwd: string; timeoutMs: number },
 ): Promise<CadaverSession> {
+  // .netrc splits its tokens at whitespace: a password with spaces would reach the server cut short.
+  assert.doesNotMatch(target.pass, /\s/, 'cadaver reads the password from .netrc, which cannot hold whitespace: use an app password');
   const home = tempDir(t, 'cadaver-home');
   const netrc = path.join(home, '.netrc');
   fs.writeFileSync(netrc, `machine ${new URL(target.url).hostname}\nlogin ${target.user}\npassword ${target.pass}\n`, { mode: 0o600 });
