@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DialectName } from '../../src/db/database.js';
 import { build, signUp, type TestUser } from '../helper.js';
-import { listen } from './raw-http.js';
+import { freePort, listen } from './raw-http.js';
 
 // The WebDAV clients nobody here wrote (litmus, rclone, cadaver, all Debian packages) driven as
 // child processes: finding them, running them without ever hanging, and reading their output.
@@ -131,18 +130,6 @@ export function describeRun(result: RunResult, tail = 4000): string {
   const ending = result.timedOut ? `killed after ${result.ms} ms (timeout)` : `exit ${result.code ?? result.signal} after ${result.ms} ms`;
   const cut = (s: string) => (s.length > tail ? `…${s.slice(-tail)}` : s);
   return `${result.commandLine}: ${ending}\n--- stdout ---\n${cut(result.stdout)}\n--- stderr ---\n${cut(result.stderr)}`;
-}
-
-/** A free TCP port of 127.0.0.1 (for a peer server that takes its port on the command line). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A WebDAV collection URL (ending in `/`) and the HTTP Basic credentials of its owner. */

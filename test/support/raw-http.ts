@@ -11,6 +11,18 @@ export async function listen(app: FastifyInstance): Promise<number> {
   return (app.server.address() as net.AddressInfo).port;
 }
 
+/** A free TCP port of 127.0.0.1 (for a peer server that takes its port on the command line). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 /** What came back on a raw connection: the parsed response, if one came, and whether the server closed it. */
 export interface RawAnswer {
   status?: number;

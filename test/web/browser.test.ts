@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
@@ -12,6 +11,7 @@ import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
 import { DIALECTS, build } from '../helper.js';
 import { cuttingProxy } from '../support/cutting-proxy.js';
+import { freePort } from '../support/raw-http.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
 declare const document: any, DataTransfer: any, DragEvent: any, localStorage: any;
@@ -29,17 +29,6 @@ const webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-web-'));
 let built: Promise<string> | null = null;
 const buildOnce = () => (built ??= buildWeb({ outDir: webRoot, minify: false }));
 after(() => fs.rmSync(webRoot, { recursive: true, force: true }));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A browser when the Debian chromium is installed; in CI its absence fails the test. */
 async function launch(t: TestContext): Promise<Browser | null> {

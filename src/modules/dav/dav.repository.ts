@@ -71,27 +71,22 @@ export interface SharedRoot {
 
 /** Every live item others shared with `userId`, oldest grant first. */
 export async function sharedRoots(db: DbOrTrx, userId: string): Promise<SharedRoot[]> {
-  const folders = await db
+  const rows = await db
     .selectFrom('permissions')
-    .innerJoin('folders', 'folders.id', 'permissions.item_id')
     .innerJoin('users', 'users.id', 'permissions.owner_id')
-    .select(['permissions.id as grantId', 'folders.id as itemId', 'folders.name', 'users.name as ownerName'])
+    .leftJoin('folders', (join) =>
+      join.onRef('folders.id', '=', 'permissions.item_id').on('permissions.item_kind', '=', 'folder').on('folders.trash_batch', '=', ''),
+    )
+    .leftJoin('files', (join) =>
+      join.onRef('files.id', '=', 'permissions.item_id').on('permissions.item_kind', '=', 'file').on('files.trash_batch', '=', ''),
+    )
+    .select(['permissions.item_kind as kind', 'permissions.item_id as itemId', 'folders.name as folderName', 'files.name as fileName'])
+    .select('users.name as ownerName')
     .where('permissions.user_id', '=', userId)
-    .where('permissions.item_kind', '=', 'folder')
-    .where('folders.trash_batch', '=', '')
+    .where((eb) => eb.or([eb('folders.id', 'is not', null), eb('files.id', 'is not', null)]))
+    .orderBy('permissions.id')
     .execute();
-  const files = await db
-    .selectFrom('permissions')
-    .innerJoin('files', 'files.id', 'permissions.item_id')
-    .innerJoin('users', 'users.id', 'permissions.owner_id')
-    .select(['permissions.id as grantId', 'files.id as itemId', 'files.name', 'users.name as ownerName'])
-    .where('permissions.user_id', '=', userId)
-    .where('permissions.item_kind', '=', 'file')
-    .where('files.trash_batch', '=', '')
-    .execute();
-  return [...folders.map((row) => ({ ...row, kind: 'folder' as const })), ...files.map((row) => ({ ...row, kind: 'file' as const }))]
-    .sort((a, b) => (a.grantId < b.grantId ? -1 : 1))
-    .map(({ kind, itemId, name, ownerName }) => ({ kind, itemId, name, ownerName }));
+  return rows.map((row) => ({ kind: row.kind, itemId: row.itemId, name: (row.folderName ?? row.fileName)!, ownerName: row.ownerName }));
 }
 
 export function findFileById(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
