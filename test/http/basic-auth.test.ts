@@ -115,6 +115,21 @@ for (const dialect of DIALECTS) {
       assert.equal((await user.api.get('/api/auth/me')).status, 200);
     });
 
+    it('a client opening many connections at once with the right password is never throttled: one check serves them all', async (t) => {
+      const testApp = await build(t, dialect);
+      const user = await signUp(testApp.app);
+      const counter = countingVerifier();
+      const { server } = await davLike(t, testApp, { verifyPassword: counter.verify });
+      // More at once than the per-account failure limit: each counting an attempt would refuse some.
+      const parallel = testApp.config.loginMaxFailuresPerAccount * 3;
+      const answers = await Promise.all(Array.from({ length: parallel }, () => whoami(server, basic(user.email, PASSWORD))));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        answers.map(() => 200),
+      );
+      assert.equal(counter.calls, 1, 'the requests that came while the password was checked waited for that check');
+    });
+
     it('Basic with an app password (personal token) or a session token of that account; its last use is recorded', async (t) => {
       const testApp = await build(t, dialect);
       const user = await signUp(testApp.app);

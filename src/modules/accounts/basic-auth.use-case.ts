@@ -68,6 +68,11 @@ export function createBasicAuth(ctx: Pick<AppContext, 'db' | 'config' | 'tokens'
     entries.set(key, { principal, until: clock() + ttlMs });
   };
 
+  // The checks running now, by key: a client opens several connections at once (rclone: one per
+  // transfer and checker), and each counting an attempt before its hash was done would throttle a
+  // right password; the requests that come meanwhile wait for the one check instead.
+  const checking = new Map<string, Promise<Principal>>();
+
   async function checkRememberedPassword(email: string, secret: string, clientAddress: string): Promise<Principal> {
     const key = keyOf(email, secret);
     const entry = entries.get(key);
@@ -76,6 +81,14 @@ export function createBasicAuth(ctx: Pick<AppContext, 'db' | 'config' | 'tokens'
       return entry.principal;
     }
     if (entry) entries.delete(key);
+    const running = checking.get(key);
+    if (running) return running;
+    const check = checkOnce(key, email, secret, clientAddress).finally(() => checking.delete(key));
+    checking.set(key, check);
+    return check;
+  }
+
+  async function checkOnce(key: string, email: string, secret: string, clientAddress: string): Promise<Principal> {
     const before = generation;
     const user = await checkPassword(ctx, { email, password: secret }, clientAddress, verify).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'INVALID_CREDENTIALS') throw new AppError('UNAUTHENTICATED', WRONG_CREDENTIALS);
