@@ -93,6 +93,7 @@ describe(
         '011-session-details',
         '012-upload-holds',
         '013-link-passes',
+        '014-dav',
       ]);
       for (const instance of instances) {
         const ready = await http(instance.url, 'GET', '/readyz');
