@@ -91,10 +91,14 @@ export async function waitFor(url: string) {
   throw new Error(`${url} never answered`);
 }
 
-export function peakRss(pid: number): number {
+/** A memory figure of /proc/<pid>/status (Linux), in bytes. */
+function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) * 1024;
 }
+
+export const peakRss = (pid: number) => statusBytes(pid, 'VmHWM');
+export const currentRss = (pid: number) => statusBytes(pid, 'VmRSS');
 
 export function resetPeakRss(pid: number) {
   // Writing 5 to clear_refs resets VmHWM (Linux), so each phase gets its own peak.
