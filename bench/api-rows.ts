@@ -4,7 +4,7 @@
  * uploads against bare node:http writes (row 7).
  */
 import { execFileSync } from 'node:child_process';
-import autocannon from 'autocannon';
+import autocannon, { type Options as CannonOptions } from 'autocannon';
 import { Client, request } from 'undici';
 import { median, type Row } from './lib.js';
 
@@ -29,8 +29,9 @@ export async function fetchBodies(origin: string, paths: string[], headers: Reco
   return bodies;
 }
 
-async function cannon(url: string, headers: Record<string, string>, seconds: number) {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
+/** autocannon against one URL (GET, 50 connections unless `options` says otherwise); throws on any failed answer. */
+export async function cannon(url: string, headers: Record<string, string>, seconds: number, options: Partial<CannonOptions> = {}) {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers, ...options });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
   return { rps: result.requests.average, p99: result.latency.p99 };
@@ -127,7 +128,7 @@ export async function scaleRows(subject: ApiSubject, big: string, empty: string,
 }
 
 /** `count` PUTs of `body`, `concurrency` undici clients each keeping one in flight; seconds. */
-async function putMany(
+export async function putMany(
   origin: string,
   pathFor: (i: number) => string,
   headers: Record<string, string>,

@@ -6,7 +6,7 @@ declare module 'autocannon' {
     p50: number;
     p99: number;
   }
-  interface Result {
+  export interface Result {
     requests: Histogram & { total: number };
     latency: Histogram;
     non2xx: number;
@@ -14,11 +14,13 @@ declare module 'autocannon' {
     timeouts: number;
     duration: number;
   }
-  interface Options {
+  export interface Options {
     url: string;
     connections?: number;
     duration?: number;
     pipelining?: number;
+    method?: string;
+    body?: string | Buffer;
     headers?: Record<string, string>;
     requests?: { method?: string; path: string }[];
   }

@@ -10,7 +10,8 @@
  *
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
- * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_ROWS (`1,4,7,7-store,files,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_DAV_ROUNDS, BENCH_DAV_SECONDS, BENCH_DAV_PROPFIND_FILES,
+ * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ROWS (`1,4,7,7-store,files,dav,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -18,14 +19,27 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { once } from 'node:events';
 import pg from 'pg';
 import { request } from 'undici';
 import { openDatabase } from '../src/db/database.js';
 import { fetchBodies, metadataRows, scaleRows, smallFileRows } from './api-rows.js';
+import { davMethod, davRows } from './dav.bench.js';
 import { createFolder, transferRows } from './files.bench.js';
 import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
-import { GiB, LOAD_CORE, ROOT, benchUser, pin, renderTable, startCommand, startProcess, waitFor, writeResults, type Row } from './lib.js';
+import {
+  GiB,
+  LOAD_CORE,
+  ROOT,
+  benchUser,
+  pin,
+  renderTable,
+  startCommand,
+  startProcess,
+  stopProcess,
+  waitFor,
+  writeResults,
+  type Row,
+} from './lib.js';
 import { seedFolder } from './seed.js';
 
 const PG_URL = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || '';
@@ -34,8 +48,8 @@ const FILES_DIALECTS = (process.env.BENCH_FILES_DIALECTS || 'sqlite').split(',')
 const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-/** Which rows run (development): any of 1, 4, 7 and `files` (rows 2, 3, 5, 6); default all. */
-const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,scale').split(','));
+/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav` and `scale`; default all. */
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,scale').split(','));
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const start = startCommand();
@@ -49,12 +63,7 @@ function spawnServer(args: string[], env: Record<string, string>): ChildProcess 
   return child;
 }
 
-async function stop(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
+const stop = stopProcess;
 
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 const count = (n: number) => n.toLocaleString('en-US');
@@ -137,6 +146,11 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       const transfer = await transferRows({ ...subject, pid: server.pid! }, { ceilingPort, work, rounds: ROUNDS, link: true });
       rows.push(...transfer.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
     }
+    // Issue 31's WebDAV rows, on the same server (ceilingPort + 1 is free for the peer).
+    if (ONLY.has('dav') && FILES_DIALECTS.includes(dialect)) {
+      const dav = await davRows({ ...subject, pid: server.pid! }, { work, peerPort: ceilingPort + 1, rounds: ROUNDS });
+      rows.push(...dav.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
+    }
 
     // Row 1: the ceiling serves Coffre's own answers for the same URLs.
     const paths = [
@@ -212,6 +226,7 @@ async function main() {
       port += 2;
     }
     await stop(fileCeiling);
+    if (ONLY.has('dav')) notes.push(davMethod());
     // Issue 8's informational rows: the S3 store against s3rver, and two instances against one.
     if (ONLY.has('scale') && DIALECTS.includes('postgres')) {
       rows.push(...(await scaleOutRows()).map((r) => ({ ...r, name: `PostgreSQL + s3rver · ${r.name}` })));

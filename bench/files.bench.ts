@@ -17,6 +17,7 @@ import {
   LOAD_CORE,
   ROOT,
   benchUser,
+  freePages,
   makeFile,
   mbps,
   median,
@@ -101,13 +102,8 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
   let fileId = '';
   let link: { hash: string; key: string } | undefined;
   const scratch = path.join(work, 'scratch.bin');
-  const freePages = async () => {
-    execFileSync('sync');
-    await fsp.copyFile(source, scratch);
-    await fsp.rm(scratch);
-  };
   const uploadCeiling = async (round: number) => {
-    await freePages();
+    await freePages(source, scratch);
     // A new file each round, as Coffre stores each upload as a new blob: overwriting one file
     // would let the ceiling reuse the page-cache pages it just freed, while fresh pages cost
     // several times more to fill on this VM (2-3 s of kernel time per GiB once free memory
@@ -115,7 +111,7 @@ export async function transferRows(subject: Subject, options: TransferOptions): 
     times.bareUp.push(await timeUpload(`http://127.0.0.1:${ceilingPort}/upload/bare-${round}.bin`, source, {}));
   };
   const uploadSubject = async () => {
-    await freePages();
+    await freePages(source, scratch);
     times.up.push(
       await timeUpload(`${base}/files/upload/${folder}?name=one.bin`, source, { ...auth, 'content-type': 'application/octet-stream' }),
     );

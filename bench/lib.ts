@@ -5,6 +5,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import fs from 'node:fs';
+import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,13 +61,21 @@ export function startCommand(): { args: string[]; env: Record<string, string> } 
  * Servers run free on every core: this process is pinned to the load core, and a child inherits
  * its parent's affinity, so the child's is widened again (taskset execs node: same pid).
  */
-export function startProcess(args: string[], env: Record<string, string>): ChildProcess {
+export function startProcess(args: string[], env: Record<string, string>, command = process.execPath): ChildProcess {
   const allCores = `0-${os.cpus().length - 1}`;
-  return spawn('taskset', ['-c', allCores, process.execPath, ...args], {
+  return spawn('taskset', ['-c', allCores, command, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+}
+
+/** Ends a child process (SIGTERM) and waits for it to exit. */
+export async function stopProcess(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
 }
 
 export async function waitFor(url: string) {
@@ -82,10 +91,14 @@ export async function waitFor(url: string) {
   throw new Error(`${url} never answered`);
 }
 
-export function peakRss(pid: number): number {
+/** A memory figure of /proc/<pid>/status (Linux), in bytes. */
+function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) * 1024;
 }
+
+export const peakRss = (pid: number) => statusBytes(pid, 'VmHWM');
+export const currentRss = (pid: number) => statusBytes(pid, 'VmRSS');
 
 export function resetPeakRss(pid: number) {
   // Writing 5 to clear_refs resets VmHWM (Linux), so each phase gets its own peak.
@@ -129,6 +142,40 @@ export async function timePostDownload(url: string, body: unknown, expected: num
   return res.seconds;
 }
 
+/**
+ * Before an upload: no dirty pages left by the previous one (`sync`: the VM disk's write-back
+ * otherwise lands on whoever runs next), and the size of `source` in just-freed page-cache pages
+ * (a copy written and deleted), which are reused at once, while pages the host has taken back
+ * cost 2-3 s of kernel time per GiB to fill on these VMs. See transferRows.
+ */
+export async function freePages(source: string, scratch: string) {
+  execFileSync('sync');
+  await fsp.copyFile(source, scratch);
+  await fsp.rm(scratch);
+}
+
+/**
+ * `rounds` rounds of two measurements, the order swapped every round (`a` first in even rounds),
+ * so that drift and whatever the first leaves to the second land on both sides alike.
+ */
+export async function alternate<T>(
+  rounds: number,
+  a: (round: number) => Promise<T>,
+  b: (round: number) => Promise<T>,
+): Promise<{ a: T[]; b: T[] }> {
+  const out = { a: [] as T[], b: [] as T[] };
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      out.a.push(await a(round));
+      out.b.push(await b(round));
+    } else {
+      out.b.push(await b(round));
+      out.a.push(await a(round));
+    }
+  }
+  return out;
+}
+
 export const mbps = (bytes: number, seconds: number) => bytes / seconds / 1e6;
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -162,7 +209,7 @@ export async function writeResults(name: string, at: Date, table: string): Promi
 export async function benchUser(
   api: string,
   email = 'bench@example.com',
-): Promise<{ auth: { authorization: string }; root: string; bucketId: string }> {
+): Promise<{ auth: { authorization: string }; root: string; bucketId: string; email: string }> {
   const reg = await request(`${api}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -172,5 +219,5 @@ export async function benchUser(
   const auth = { authorization: `Bearer ${token}` };
   const rootRes = await request(`${api}/folders/root/subfolders`, { headers: auth });
   const parent = ((await rootRes.body.json()) as any).data.parentFolder;
-  return { auth, root: parent.id as string, bucketId: parent.bucketId as string };
+  return { auth, root: parent.id as string, bucketId: parent.bucketId as string, email };
 }
