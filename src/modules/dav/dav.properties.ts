@@ -61,40 +61,33 @@ const SUPPORTED_LOCK =
   '<d:lockentry><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>' +
   '<d:lockentry><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>';
 
+type Extras = { quota?: QuotaFigures; lockDiscovery?: string };
+
+/** How each live property is written from an entry, by Clark name (undefined: the entry has none). */
+const LIVE = new Map<string, (entry: DavEntry, extras: Extras) => string | undefined>([
+  [d('resourcetype'), (entry) => (entry.collection ? '<d:collection/>' : '')],
+  [d('displayname'), (entry) => escapeXml(entry.displayName)],
+  [d('creationdate'), (entry) => entry.createdAt && new Date(entry.createdAt).toISOString()],
+  [d('getlastmodified'), (entry) => entry.modifiedAt && new Date(entry.modifiedAt).toUTCString()],
+  [d('getcontentlength'), (entry) => (entry.collection ? undefined : String(entry.size ?? 0))],
+  [d('getcontenttype'), (entry) => (entry.collection ? undefined : escapeXml(entry.contentType ?? 'application/octet-stream'))],
+  [d('getetag'), (entry) => entry.etag && escapeXml(entry.etag)],
+  [d('supportedlock'), (entry) => (entry.itemId ? SUPPORTED_LOCK : undefined)],
+  [d('lockdiscovery'), (entry, extras) => (entry.itemId ? (extras.lockDiscovery ?? '') : undefined)],
+  [d('quota-used-bytes'), (entry, extras) => (entry.collection && extras.quota ? String(extras.quota.used) : undefined)],
+  [d('quota-available-bytes'), (entry, extras) => (entry.collection && extras.quota ? String(extras.quota.available) : undefined)],
+]);
+
 /** The value of one live property of an entry as XML content, or undefined when it has none. */
-export function liveProperty(entry: DavEntry, name: string, extras: { quota?: QuotaFigures; lockDiscovery?: string }): string | undefined {
-  switch (name) {
-    case d('resourcetype'):
-      return entry.collection ? '<d:collection/>' : '';
-    case d('displayname'):
-      return escapeXml(entry.displayName);
-    case d('creationdate'):
-      return entry.createdAt && new Date(entry.createdAt).toISOString();
-    case d('getlastmodified'):
-      return entry.modifiedAt && new Date(entry.modifiedAt).toUTCString();
-    case d('getcontentlength'):
-      return entry.collection ? undefined : String(entry.size ?? 0);
-    case d('getcontenttype'):
-      return entry.collection ? undefined : escapeXml(entry.contentType ?? 'application/octet-stream');
-    case d('getetag'):
-      return entry.etag && escapeXml(entry.etag);
-    case d('supportedlock'):
-      return entry.itemId ? SUPPORTED_LOCK : undefined;
-    case d('lockdiscovery'):
-      return entry.itemId ? (extras.lockDiscovery ?? '') : undefined;
-    case d('quota-used-bytes'):
-      return entry.collection && extras.quota ? String(extras.quota.used) : undefined;
-    case d('quota-available-bytes'):
-      return entry.collection && extras.quota ? String(extras.quota.available) : undefined;
-    default:
-      return undefined;
-  }
+export function liveProperty(entry: DavEntry, name: string, extras: Extras): string | undefined {
+  return LIVE.get(name)?.(entry, extras);
 }
 
-/** The live property names an entry has (for propname and allprop). */
-export function liveNames(entry: DavEntry, extras: { quota?: QuotaFigures; lockDiscovery?: string }, all: boolean): string[] {
-  const names = all ? ALLPROP_LIVE : [...ALLPROP_LIVE, d('quota-used-bytes'), d('quota-available-bytes')];
-  return names.filter((name) => liveProperty(entry, name, extras) !== undefined);
+/** The live property names an entry has (for propname). */
+function liveNames(entry: DavEntry, extras: Extras): string[] {
+  return [...ALLPROP_LIVE, d('quota-used-bytes'), d('quota-available-bytes')].filter(
+    (name) => liveProperty(entry, name, extras) !== undefined,
+  );
 }
 
 /** What a PROPFIND asks for. */
@@ -142,12 +135,7 @@ export function propstat(status: number, props: string[]): string {
 }
 
 /** The properties a PROPFIND asked of one entry, as a `d:response`. */
-export function entryResponse(
-  entry: DavEntry,
-  request: PropfindRequest,
-  dead: Map<string, string> | undefined,
-  extras: { quota?: QuotaFigures; lockDiscovery?: string },
-): string {
+export function entryResponse(entry: DavEntry, request: PropfindRequest, dead: Map<string, string> | undefined, extras: Extras): string {
   const found: string[] = [];
   const missing: string[] = [];
   const add = (name: string) => {
@@ -158,11 +146,15 @@ export function entryResponse(
   };
   if (request.kind === 'prop') request.names.forEach(add);
   else if (request.kind === 'propname') {
-    for (const name of [...liveNames(entry, extras, false), ...(dead?.keys() ?? [])]) found.push(emptyProperty(name));
+    for (const name of [...liveNames(entry, extras), ...(dead?.keys() ?? [])]) found.push(emptyProperty(name));
   } else {
-    const names = new Set([...liveNames(entry, extras, true), ...(dead?.keys() ?? []), ...request.include]);
-    names.forEach(add);
-    missing.length = 0;
+    // allprop: each live property written once, those the entry lacks left out, then the dead ones.
+    for (const name of ALLPROP_LIVE) {
+      const live = liveProperty(entry, name, extras);
+      if (live !== undefined) found.push(property(name, live));
+    }
+    for (const xml of dead?.values() ?? []) found.push(xml);
+    for (const name of request.include) if (!ALLPROP_LIVE.includes(name) && !dead?.has(name)) add(name);
   }
   return `<d:response><d:href>${escapeXml(entry.href)}</d:href>${propstat(200, found)}${propstat(404, missing)}</d:response>`;
 }
