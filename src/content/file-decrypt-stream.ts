@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { OutgoingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { bufferPool, type BufferPool } from './buffer-pool.js';
 import { CipherFormatError, TAG_BYTES, segmentOffset, type SegmentRange, type StreamHeader } from './format.js';
 import type { NativeAddon } from './native-addon.js';
 
@@ -54,6 +55,9 @@ export class FileDecryptStream extends Readable {
   /** Output buffers reused once written out (for tests). */
   recycled = 0;
   private readonly segmentsPerJob: number;
+  /** Where read buffers and output buffers come from, and go back to once nothing uses them. */
+  private readonly stagingPool: BufferPool;
+  private readonly outputPool: BufferPool;
   private readonly finalIndex: number;
   private nextSegment: number;
   private toSkip: number;
@@ -72,6 +76,8 @@ export class FileDecryptStream extends Readable {
     // Pushed chunks are whole jobs; one waiting in the buffer is enough to keep the socket busy.
     super({ highWaterMark: JOB_PLAIN_BYTES });
     this.segmentsPerJob = Math.max(1, Math.floor(JOB_PLAIN_BYTES / header.segmentSize));
+    this.stagingPool = bufferPool(this.segmentsPerJob * (header.segmentSize + TAG_BYTES));
+    this.outputPool = bufferPool(this.segmentsPerJob * header.segmentSize);
     this.finalIndex = range.totalSegments - 1;
     this.nextSegment = range.firstSegment;
     this.toSkip = range.skip;
@@ -88,6 +94,8 @@ export class FileDecryptStream extends Readable {
     this.pipes++;
     const final = destination instanceof OutgoingMessage || destination instanceof Socket;
     this.sink = this.pipes === 1 && final ? (destination as unknown as Sink) : null;
+    // Once the response has handed its last byte to the system, no buffer of this stream is read any more.
+    if (this.sink) destination.once('finish', () => this.returnOutputBuffers(destination));
     return super.pipe(destination, options);
   }
 
@@ -99,6 +107,9 @@ export class FileDecryptStream extends Readable {
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
     // The descriptor is closed only once no job can still read from it (its number is reused at once).
     this.closing = () => {
+      // No job reads into a staging buffer any more.
+      this.stagingPool.give([...this.spareStaging, ...this.jobs.map((job) => job.staging)]);
+      this.spareStaging.length = 0;
       this.handle.close().then(
         () => callback(error),
         (closeError: Error) => callback(error ?? closeError),
@@ -122,7 +133,7 @@ export class FileDecryptStream extends Readable {
     const plainBytes = storedBytes - (last - first + 1) * TAG_BYTES;
     const out = this.outputBuffer(plainBytes);
     const job: Job = {
-      staging: this.spareStaging.pop() ?? Buffer.allocUnsafeSlow(this.segmentsPerJob * (segmentSize + TAG_BYTES)),
+      staging: this.spareStaging.pop() ?? this.stagingPool.take(),
       out,
       opened: out.subarray(0, plainBytes),
       settled: false,
@@ -166,6 +177,8 @@ export class FileDecryptStream extends Readable {
     }
     if (this.jobs.length === 0 && this.nextSegment > this.range.lastSegment) {
       this.push(null);
+      this.stagingPool.give(this.spareStaging);
+      this.spareStaging.length = 0;
       return;
     }
     this.queueJobs();
@@ -191,7 +204,14 @@ export class FileDecryptStream extends Readable {
         return oldest.buffer;
       }
     }
-    return Buffer.allocUnsafeSlow(bytes);
+    return bytes <= this.outputPool.size ? this.outputPool.take() : Buffer.allocUnsafeSlow(bytes);
+  }
+
+  /** Hands the output buffers back once the destination finished: it has written every byte out. */
+  private returnOutputBuffers(destination: NodeJS.WritableStream): void {
+    if (this.sink !== (destination as unknown as Sink) || this.readableLength > 0 || !this.readableEnded) return;
+    this.outputPool.give(this.sent.map((sent) => sent.buffer));
+    this.sent.length = 0;
   }
 
   /** The part of a job's plaintext inside the range. */

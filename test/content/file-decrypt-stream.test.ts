@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
 import { nodeAead } from '../../src/content/aead.js';
 import { Sealer } from '../../src/content/codecs.js';
+import { bufferPool } from '../../src/content/buffer-pool.js';
 import { FileDecryptStream } from '../../src/content/file-decrypt-stream.js';
 import {
   CipherFormatError,
@@ -278,6 +279,51 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     assert.ok(
       streams.some((stream) => stream.recycled > 0),
       `buffers were reused: ${streams.map((stream) => stream.recycled).join(', ')}`,
+    );
+  });
+
+  test('a download that finished hands its buffers to the next one: downloads in a row allocate none after the first', async (t) => {
+    const key = randomBytes(32);
+    const size = 6 * 1024 * 1024 + 5;
+    const data = randomBytes(size);
+    const file = await tempFile(t, sealWhole(key, data));
+    const streams: FileDecryptStream[] = [];
+    const server = http.createServer((_req, res) => {
+      void decryptRange(file, key, size).then(({ stream }) => {
+        streams.push(stream);
+        res.writeHead(200, { 'content-length': size });
+        stream.pipe(res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const download = () =>
+      new Promise<Buffer>((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            // The response's 'finish' (which hands the buffers back) precedes the client's 'end'.
+            res.on('end', () => setImmediate(() => resolve(Buffer.concat(chunks))));
+            res.on('error', reject);
+          })
+          .on('error', reject);
+      });
+    assert.ok((await download()).equals(data));
+    const { segmentSize } = parseHeader(sealWhole(key, Buffer.alloc(1)).subarray(0, HEADER_BYTES));
+    const perJob = Math.floor((1024 * 1024) / segmentSize);
+    const pools = [bufferPool(perJob * (segmentSize + TAG_BYTES)), bufferPool(perJob * segmentSize)];
+    assert.ok(
+      pools.every((pool) => pool.available > 0),
+      'the first download gave its buffers back',
+    );
+    const before = pools.map((pool) => pool.allocated);
+    for (let i = 0; i < 3; i++) assert.ok((await download()).equals(data), 'the exact bytes, from reused buffers');
+    assert.deepEqual(
+      pools.map((pool) => pool.allocated),
+      before,
+      'no read or output buffer allocated after the first download',
     );
   });
 
