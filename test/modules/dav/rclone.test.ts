@@ -89,7 +89,9 @@ function assertClean(t: TestContext, run: RcloneRun, what: string): void {
   assert.equal(run.stats.errors, 0, `${what}: rclone counted errors\n${describeRclone(run)}`);
 }
 
-for (const dialect of DIALECTS) {
+// On the first dialect only: WebDAV reads and writes through the same use cases on both, litmus
+// and the dav tests cover each dialect, and this round trip of 1,040 files costs some 80 s a run.
+for (const dialect of DIALECTS.slice(0, 1)) {
   describe(`rclone against /dav/ (${dialect})`, () => {
     it(
       `syncs ${FILES} files (0 B to 20 MiB, unicode names) up and back, then mirrors deletions and renames`,
