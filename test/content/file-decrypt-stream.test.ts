@@ -59,6 +59,21 @@ async function decryptRange(
   return { stream: new FileDecryptStream(nativeAddon, handle, key, header, range), handle, range };
 }
 
+/** An HTTP server answering every request with the whole plaintext, piped from a new stream; the streams it made. */
+async function decryptingServer(t: TestContext, file: string, key: Buffer, size: number) {
+  const streams: FileDecryptStream[] = [];
+  const server = http.createServer((_req, res) => {
+    void decryptRange(file, key, size).then(({ stream }) => {
+      streams.push(stream);
+      res.writeHead(200, { 'content-length': size });
+      stream.pipe(res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return { port: (server.address() as AddressInfo).port, streams };
+}
+
 /** Everything the stream emits before it ends or fails, and its error. */
 async function drain(stream: FileDecryptStream): Promise<{ out: Buffer; error?: Error }> {
   const chunks: Buffer[] = [];
@@ -242,17 +257,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const data = randomBytes(size);
     const digest = createHash('sha256').update(data).digest('hex');
     const file = await tempFile(t, sealWhole(key, data));
-    const streams: FileDecryptStream[] = [];
-    const server = http.createServer((req, res) => {
-      void decryptRange(file, key, size).then(({ stream }) => {
-        streams.push(stream);
-        res.writeHead(200, { 'content-length': size });
-        stream.pipe(res);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    t.after(() => server.close());
-    const port = (server.address() as AddressInfo).port;
+    const { port, streams } = await decryptingServer(t, file, key, size);
     /** Downloads once; `stall` pauses the client now and then, so the socket fills and writes wait. */
     const download = (stall: boolean) =>
       new Promise<string>((resolve, reject) => {
@@ -287,17 +292,7 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     const size = 6 * 1024 * 1024 + 5;
     const data = randomBytes(size);
     const file = await tempFile(t, sealWhole(key, data));
-    const streams: FileDecryptStream[] = [];
-    const server = http.createServer((_req, res) => {
-      void decryptRange(file, key, size).then(({ stream }) => {
-        streams.push(stream);
-        res.writeHead(200, { 'content-length': size });
-        stream.pipe(res);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    t.after(() => server.close());
-    const port = (server.address() as AddressInfo).port;
+    const { port } = await decryptingServer(t, file, key, size);
     const download = () =>
       new Promise<Buffer>((resolve, reject) => {
         http
