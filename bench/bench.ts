@@ -11,7 +11,7 @@
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
  * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_DAV_ROUNDS, BENCH_DAV_SECONDS, BENCH_DAV_PROPFIND_FILES,
- * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ROWS (`1,4,7,7-store,files,dav,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_TUS_PATCH_BYTES (the tus rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ROWS (`1,4,7,7-store,files,dav,tus,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -26,6 +26,7 @@ import { fetchBodies, metadataRows, scaleRows, smallFileRows } from './api-rows.
 import { davMethod, davRows } from './dav.bench.js';
 import { createFolder, transferRows } from './files.bench.js';
 import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
+import { tusMethod, tusRows } from './tus.bench.js';
 import {
   GiB,
   LOAD_CORE,
@@ -48,8 +49,8 @@ const FILES_DIALECTS = (process.env.BENCH_FILES_DIALECTS || 'sqlite').split(',')
 const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav` and `scale`; default all. */
-const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,scale').split(','));
+/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav`, `tus` and `scale`; default all. */
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,tus,scale').split(','));
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const start = startCommand();
@@ -146,15 +147,26 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       const transfer = await transferRows({ ...subject, pid: server.pid! }, { ceilingPort, work, rounds: ROUNDS, link: true });
       rows.push(...transfer.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
     }
+    const restart = async () => {
+      await stop(server);
+      server = spawnServer(start.args, env);
+      await waitFor(`${origin}/healthz`);
+    };
     // Issue 31's WebDAV rows, on the same server (ceilingPort + 1 is free for the peer).
     if (ONLY.has('dav') && FILES_DIALECTS.includes(dialect)) {
       const dav = await davRows({ ...subject, pid: server.pid! }, { work, peerPort: ceilingPort + 1, rounds: ROUNDS });
       rows.push(...dav.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
       // Its 10,000-entry PROPFINDs leave a heap of some 500 MB, whose collections then weighed on
       // the request-rate rows (subfolders p99 31 ms instead of 7): those start on a fresh server.
-      await stop(server);
-      server = spawnServer(start.args, env);
-      await waitFor(`${origin}/healthz`);
+      await restart();
+    }
+    // Issue 32's tus rows, on a fresh server (the WebDAV rows restarted it): their peak RSS is
+    // the tus path's, not a heap the transfer rows left. The request-rate rows then get another.
+    if (ONLY.has('tus') && FILES_DIALECTS.includes(dialect)) {
+      if (ONLY.has('files') && !ONLY.has('dav')) await restart();
+      const tus = await tusRows({ ...subject, pid: server.pid! }, { work, rounds: ROUNDS });
+      rows.push(...tus.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
+      await restart();
     }
 
     // Row 1: the ceiling serves Coffre's own answers for the same URLs.
@@ -232,6 +244,7 @@ async function main() {
     }
     await stop(fileCeiling);
     if (ONLY.has('dav')) notes.push(davMethod());
+    if (ONLY.has('tus')) notes.push(tusMethod());
     // Issue 8's informational rows: the S3 store against s3rver, and two instances against one.
     if (ONLY.has('scale') && DIALECTS.includes('postgres')) {
       rows.push(...(await scaleOutRows()).map((r) => ({ ...r, name: `PostgreSQL + s3rver · ${r.name}` })));
