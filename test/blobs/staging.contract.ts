@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { buffer } from 'node:stream/consumers';
 import { BlobNotFoundError, type BlobStore } from '../../src/blobs/blob-store.js';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
+import { chunksOf } from '../support/chunks.js';
 
 const MIB = 1024 * 1024;
 
@@ -29,12 +30,12 @@ export function stagingContract(name: string, make: (t: TestContext) => Promise<
       state = await append(store, key, state, [data.subarray(0, 1000), Buffer.alloc(0), data.subarray(1000, 3 * MIB)]);
       assert.equal(await store.exists(key), false);
       const writer = await store.openStaging(key, state);
-      await writer.write(pieces(data.subarray(3 * MIB, 7 * MIB), 777_777));
+      await writer.write(chunksOf(data.subarray(3 * MIB, 7 * MIB), 777_777));
       state = await writer.commit();
       await writer.write([randomBytes(4 * MIB), randomBytes(2 * MIB)]);
       await writer.close();
       assert.equal(await store.exists(key), false);
-      state = await append(store, key, state, pieces(data.subarray(7 * MIB), MIB));
+      state = await append(store, key, state, chunksOf(data.subarray(7 * MIB), MIB));
       // A writer that commits nothing new leaves the state as it was.
       state = await append(store, key, state, []);
       assert.equal(await store.exists(key), false, 'nothing under the key before completeStaging');
@@ -104,10 +105,4 @@ async function append(store: BlobStore, key: string, state: string, chunks: Buff
   } finally {
     await writer.close();
   }
-}
-
-function pieces(data: Buffer, size: number): Buffer[] {
-  const out: Buffer[] = [];
-  for (let at = 0; at < data.length; at += size) out.push(data.subarray(at, at + size));
-  return out;
 }
