@@ -5,9 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { BlobNotFoundError } from '../../src/blobs/blob-store.js';
 import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
+import { S3BlobStore } from '../../src/blobs/s3/s3-blob-store.js';
 import { chooseEngine } from '../../src/content/choose-engine.js';
 import { createContentStore, type ContentStore } from '../../src/content/content-store.js';
 import type { CryptoEngine } from '../../src/content/engine.js';
@@ -16,6 +17,7 @@ import type { AppendLimits, ResumableContent } from '../../src/content/resumable
 import { DIALECTS, build } from '../helper.js';
 import { listFiles, sha256Tag } from '../support/disk.js';
 import { requireNativeAddon } from '../support/native.js';
+import { startTestS3, type TestS3 } from '../support/s3.js';
 import { prng } from '../support/prng.js';
 import { openSealed } from '../support/sealed.js';
 
@@ -31,7 +33,7 @@ const UNLIMITED: AppendLimits = { maxBytes: Number.MAX_SAFE_INTEGER };
 
 interface Setup {
   content: ContentStore;
-  blobs: FsBlobStore;
+  blobs: FsBlobStore | S3BlobStore;
   /** The blob store's folder (staging/, tmp/ and the blobs). */
   root: string;
 }
@@ -266,3 +268,36 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+describe('resumable content on the S3 store', () => {
+  let s3: TestS3;
+  before(async () => {
+    s3 = await startTestS3();
+  });
+  after(() => s3.close());
+
+  it('finishes to the bytes sent across 5 MiB parts and pending remainders, then reads back', async (t) => {
+    const engine = ENGINES[0];
+    const { database } = await build(t, DIALECTS[0]);
+    const location = await s3.newBucket();
+    const blobs = new S3BlobStore(location, { client: { credentials: s3.credentials } });
+    t.after(() => blobs.close());
+    const s: Setup = { content: createContentStore(database.db, blobs, engine), blobs, root: '' };
+    const plaintext = randomBytes(11 * MIB + 5);
+    // Requests ending short of a part, on one, and past one; an empty one; a broken one.
+    const cuts = [1000, 5 * MIB - 16, 5 * MIB - 16, 6 * MIB + 3];
+    const { content: begun, dataKey } = await s.content.resumable.begin();
+    let state = await appendPieces(s, begun, dataKey, cutAt(plaintext, cuts).slice(0, -1));
+    const failing = Readable.from(
+      (function* () {
+        yield plaintext.subarray(state.received, state.received + 3 * MIB);
+        throw new Error('client gone');
+      })(),
+    );
+    const broken = await s.content.resumable.append(state, dataKey, failing, UNLIMITED);
+    assert.equal(broken.broken, true);
+    state = await appendPieces(s, broken.content, dataKey, [plaintext.subarray(broken.content.received)]);
+    await finishAndCheck(s, state, dataKey, plaintext);
+    assert.deepEqual(await s3.listKeys(location.bucket), [state.blobId], 'only the blob is left, no pending object');
+  });
+});
