@@ -347,11 +347,19 @@ for (const dialect of DIALECTS) {
       await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version two, longer') }]);
       await page.locator('.upload.done[data-name="notes.txt"]').nth(1).waitFor();
 
-      // An upload held on its way (the request never gets an answer) is cancelled from its row.
-      await page.route('**/api/files/upload/**', () => {});
+      // An upload created, then held on its way (its PATCH never gets an answer), is cancelled from its
+      // row: the server forgets it (tus termination).
+      const held = new Promise<void>((resolve) =>
+        page.route('**/api/uploads/**', (route) => (route.request().method() === 'PATCH' ? resolve() : route.continue())),
+      );
       await input.setInputFiles([{ name: 'held.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) }]);
+      await held;
+      assert.equal((await api('GET', '/uploads', token)).body.data.uploads.length, 1);
+      const terminated = page.waitForRequest((request) => request.method() === 'DELETE' && request.url().includes('/api/uploads/'));
       await page.getByRole('button', { name: 'Cancel upload of held.bin' }).click();
       await page.locator('.upload.cancelled[data-name="held.bin"]').waitFor();
+      assert.equal((await (await terminated).response())?.status(), 204);
+      assert.deepEqual((await api('GET', '/uploads', token)).body.data.uploads, []);
       await page.unrouteAll({ behavior: 'ignoreErrors' });
       await page.getByRole('button', { name: 'Clear finished' }).click();
       assert.equal(await page.locator('tr[data-name="held.bin"]').count(), 0);
