@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { DIALECTS, signUp, type TestUser } from '../helper.js';
 import { newPage, screenshots, startServer } from '../support/browser.js';
 import { droppingProxy } from '../support/dropping-proxy.js';
@@ -66,6 +66,20 @@ async function assertStored(page: Page, base: string, user: TestUser): Promise<v
   assert.deepEqual(stored, [], 'the finished upload is no longer offered for resuming');
 }
 
+/** Waits for the upload row to show `shown` (or to fail, which fails the test at once rather than at the timeout). */
+async function expectRow(page: Page, shown: Locator, timeout: number): Promise<void> {
+  const failed = page.locator('.upload.failed[data-name="big.bin"]');
+  await shown.or(failed).first().waitFor({ timeout });
+  assert.equal(
+    await failed.count(),
+    0,
+    `the upload failed: ${await failed
+      .first()
+      .innerText()
+      .catch(() => '')}`,
+  );
+}
+
 /** The Upload-Offset header of a request head, or NaN. */
 function offsetOf(head: string): number {
   return Number(/\r\nupload-offset: *(\d+)/i.exec(head)?.[1]);
@@ -92,12 +106,12 @@ for (const dialect of DIALECTS) {
 
       // The row says the upload waits; the browser keeps trying while the network is down.
       const row = page.locator('.upload[data-name="big.bin"]');
-      await row.getByText('Connection lost; the upload will go on by itself').waitFor({ timeout: 120_000 });
+      await expectRow(page, row.getByText('Connection lost; the upload will go on by itself'), 120_000);
       await screenshot(page, 'network-down');
       await eventually(() => assert.ok(proxy.refused >= 2, `${proxy.refused} connections refused`), 60_000);
       assert.equal(proxy.drops, 1);
       proxy.restore();
-      await page.locator('.upload.done[data-name="big.bin"]').waitFor({ timeout: 240_000 });
+      await expectRow(page, page.locator('.upload.done[data-name="big.bin"]'), 240_000);
       await screenshot(page, 'done');
       await assertStored(page, base, user);
 
@@ -165,7 +179,7 @@ for (const dialect of DIALECTS) {
       await screenshot(page, 'resuming');
       const percent = Number(/from (\d+) %/.exec(await notice.innerText())![1]);
       assert.ok(percent >= Math.floor((held * 100) / SIZE) && percent > 0, `resumed from ${percent} %, the server held ${held}`);
-      await page.locator('.upload.done[data-name="big.bin"]').waitFor({ timeout: 240_000 });
+      await expectRow(page, page.locator('.upload.done[data-name="big.bin"]'), 240_000);
       await assertStored(page, base, user);
 
       // The same upload went on: no new one created, the first PATCH from what the server held on.
