@@ -346,6 +346,10 @@ for (const dialect of DIALECTS) {
       await page.locator('.upload.done[data-name="notes.txt"]').waitFor();
       await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version two, longer') }]);
       await page.locator('.upload.done[data-name="notes.txt"]').nth(1).waitFor();
+      // An empty file becomes a file too (whole at its creation: tus-js-client sends it no PATCH).
+      await input.setInputFiles([{ name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) }]);
+      await page.locator('.upload.done[data-name="empty.txt"]').waitFor();
+      await page.locator('tr[data-name="empty.txt"]').waitFor();
 
       // An upload created, then held on its way (its PATCH never gets an answer), is cancelled from its
       // row: the server forgets it (tus termination).
