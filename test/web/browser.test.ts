@@ -65,6 +65,11 @@ for (const dialect of DIALECTS) {
       await page.locator('tr[data-name="alpha.bin"]').waitFor();
       await page.locator('tr[data-name="beta.txt"]').waitFor();
       await page.getByText(/Storage is almost full/).waitFor();
+      // More than the quota leaves: refused at creation, said in the user's words, not retried.
+      await page
+        .locator('input[type="file"]')
+        .setInputFiles([{ name: 'over.bin', mimeType: 'application/octet-stream', buffer: randomBytes(20_000) }]);
+      await page.locator('.upload.failed[data-name="over.bin"]', { hasText: 'Failed: Not enough storage left.' }).waitFor();
       await screenshot(page, 'file-manager');
 
       // ---- drag and drop, then the keyboard: Delete moves to the trash, which restores ----
