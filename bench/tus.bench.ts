@@ -134,8 +134,8 @@ interface TusUpload {
   fileId: string;
   /** The offset HEAD gave after the cut, when there was one. */
   resumedAt?: number;
-  /** PATCHes answered 423 or 409 after the cut (the broken one not yet settled). */
-  retries: number;
+  /** The statuses of PATCHes answered 423 or 409 after the cut (the broken one not yet settled). */
+  retries: number[];
 }
 
 /** A tus upload of `size` bytes into `folder` as `name`; broken at `cutAt` bytes when given. */
@@ -161,7 +161,7 @@ async function tusUpload(
   let offset = 0;
   let fileId = '';
   let resumedAt: number | undefined;
-  let retries = 0;
+  const retries: number[] = [];
   let cut = cutAt;
   const head = async () => {
     const res = await send(agent, url, 'HEAD', headers);
@@ -185,7 +185,7 @@ async function tusUpload(
       offset = resumedAt = await head();
     } else if ((res.status === 423 || res.status === 409) && resumedAt !== undefined) {
       // The server may still be settling the broken PATCH: ask again shortly, the wait counted.
-      retries++;
+      retries.push(res.status);
       const waited = process.hrtime.bigint();
       await sleep(10);
       seconds += sinceSeconds(waited);
@@ -203,7 +203,8 @@ async function checksumOf(subject: Subject, fileId: string): Promise<string> {
   const res = await request(`${subject.base}/files/details/${fileId}`, { headers: subject.auth });
   const body = (await res.body.json()) as any;
   if (res.statusCode !== 200) throw new Error(`file details answered ${res.statusCode}: ${JSON.stringify(body)}`);
-  return body.data.checksum as string;
+  // GET /files/details answers the detail itself, not the envelope.
+  return body.checksum as string;
 }
 
 /** `calls` in the order of `round`: the first one moves to the end each round. */
@@ -274,7 +275,7 @@ export async function tusRows(subject: Subject, options: TusOptions): Promise<Ro
     await verify(upload);
     times.resumed.push(upload.seconds);
     process.stderr.write(
-      `tus: resumed at ${((upload.resumedAt! / size) * 100).toFixed(1)} % (${upload.retries} retries), requests ${upload.seconds.toFixed(2)} s, wall ${upload.wall.toFixed(2)} s\n`,
+      `tus: resumed at ${((upload.resumedAt! / size) * 100).toFixed(1)} % (retries: ${upload.retries.join(', ') || 'none'}), requests ${upload.seconds.toFixed(2)} s, wall ${upload.wall.toFixed(2)} s\n`,
     );
   };
   try {
