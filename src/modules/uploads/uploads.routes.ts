@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -71,11 +72,13 @@ export function uploadRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAs
       async (request, reply) => {
         requireTusVersion(request.headers);
         const principal = principalOf(request);
-        const id = await createUpload(ctx, principal, { length: creationLength(request), metadata: metadataHeader(request) });
+        const length = creationLength(request);
+        const id = await createUpload(ctx, principal, { length, metadata: metadataHeader(request) });
         reply.header('Location', `/api/uploads/${id}`);
         const withBody = request.headers['content-type'] === OFFSET_STREAM && request.headers['content-length'] !== '0';
-        if (!withBody) return sendProgress(reply.code(201), (await describeUpload(ctx, principal, id)).expiresAt);
-        const progress = await patch(ctx, metrics, request, id, 0);
+        // An empty file has no byte for a PATCH to bring (tus-js-client sends none): it is made now.
+        if (!withBody && length !== 0) return sendProgress(reply.code(201), (await describeUpload(ctx, principal, id)).expiresAt);
+        const progress = await patch(ctx, metrics, request, id, 0, withBody ? request.raw : Readable.from([]));
         return sendProgress(reply.code(201), progress.expiresAt, progress);
       },
     );
@@ -122,7 +125,7 @@ function stateRoutes(app: UploadsApp, ctx: AppContext, metrics: Metrics): void {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `PATCH bodies must be ${OFFSET_STREAM}`);
       const offset = integerHeader(request.headers, 'upload-offset');
       if (offset === undefined) throw new AppError('UPLOAD_BAD_HEADER', 'Upload-Offset is required');
-      const progress = await patch(ctx, metrics, request, request.params.uploadId, offset);
+      const progress = await patch(ctx, metrics, request, request.params.uploadId, offset, request.raw);
       return sendProgress(reply.code(204), progress.expiresAt, progress);
     },
   );
@@ -152,14 +155,21 @@ function stateRoutes(app: UploadsApp, ctx: AppContext, metrics: Metrics): void {
   );
 }
 
-/** Appends the request body, counted as an upload in the metrics. */
-async function patch(ctx: AppContext, metrics: Metrics, request: FastifyRequest, id: string, offset: number): Promise<UploadProgress> {
+/** Appends `body` (the request's), counted as an upload in the metrics. */
+async function patch(
+  ctx: AppContext,
+  metrics: Metrics,
+  request: FastifyRequest,
+  id: string,
+  offset: number,
+  body: Readable,
+): Promise<UploadProgress> {
   metrics.uploadStarted();
   try {
     const progress = await appendUpload(ctx, principalOf(request), id, {
       offset,
       length: integerHeader(request.headers, 'upload-length'),
-      body: request.raw,
+      body,
       checksum: parseChecksum(request.headers),
     });
     if (progress.fileId) metrics.recordUploadedBytes(progress.offset);
