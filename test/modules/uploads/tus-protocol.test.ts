@@ -120,5 +120,45 @@ for (const dialect of DIALECTS) {
       const after = await tus.head(url);
       assert.equal(after.headers['upload-length'], String(data.length));
     });
+
+    it('an empty file (Upload-Length: 0) is made at creation: tus-js-client sends no PATCH for one', async (t) => {
+      const { tus, folderId, user } = await tusSetup(t, dialect);
+      const res = await tus.create(metadata({ folderId, filename: 'empty.txt', filetype: 'text/plain' }), 0);
+      assertTus(res, 201);
+      assert.equal(res.headers['upload-offset'], '0');
+      const fileId = String(res.headers['coffre-file-id']);
+      assert.match(fileId, /^fil_/);
+      assert.equal((await tus.download(fileId)).length, 0);
+      const details = await user.api.get(`/api/files/details/${fileId}`);
+      assert.equal(details.body.size, 0);
+      assert.equal(details.body.contentType, 'text/plain');
+      const head = await tus.head(String(res.headers.location));
+      assert.equal(head.headers['upload-offset'], '0');
+      assert.equal(head.headers['coffre-file-id'], fileId);
+      assert.deepEqual(await tus.list(), []);
+    });
+
+    it('deferred length: a last PATCH with no bytes that declares Upload-Length finishes the upload', async (t) => {
+      const { tus, folderId } = await tusSetup(t, dialect);
+      const data = randomBytes(2 * SEGMENT);
+      const url = await createdUpload(tus, folderId, 'ends-empty.bin', undefined);
+      assertTus(await tus.patch(url, 0, data), 204);
+      const last = await tus.patch(url, data.length, Buffer.alloc(0), { 'upload-length': String(data.length) });
+      assertTus(last, 204);
+      assert.equal(last.headers['upload-offset'], String(data.length));
+      assert.ok((await tus.download(String(last.headers['coffre-file-id']))).equals(data));
+    });
+
+    it('Upload-Metadata: name and contentType stand for filename and filetype; keys without a value and unknown keys are kept', async (t) => {
+      const { tus, folderId, user } = await tusSetup(t, dialect);
+      const meta = `${metadata({ folderId, name: 'notes été.md', contentType: 'text/markdown', relativePath: 'a/b' })},is_confidential`;
+      const data = Buffer.from('# notes\n');
+      const res = await tus.create(meta, data.length, {}, data);
+      assertTus(res, 201);
+      const details = await user.api.get(`/api/files/details/${res.headers['coffre-file-id']}`);
+      assert.equal(details.body.name, 'notes été.md');
+      assert.equal(details.body.contentType, 'text/markdown');
+      assert.equal((await tus.head(String(res.headers.location))).headers['upload-metadata'], meta);
+    });
   });
 }
