@@ -143,7 +143,7 @@ for (const dialect of DIALECTS) {
       assertTus(await tus.create(meta, 300_000), 201, undefined, 'the limit itself is allowed');
     });
 
-    it('Upload-Checksum: a sha1 mismatch is 460 and keeps nothing, a matching one is taken, an unknown algorithm is 400', async (t) => {
+    it('Upload-Checksum: a mismatch (sha1, sha256, md5) is 460 and keeps nothing, a matching one is taken, an unknown algorithm is 400', async (t) => {
       const { tus, folderId } = await tusSetup(t, dialect);
       const data = randomBytes(200_000);
       const url = await createdUpload(tus, folderId, 'checked.bin', data.length);
@@ -160,7 +160,75 @@ for (const dialect of DIALECTS) {
       const unknown = `crc32 ${Buffer.from('abcd').toString('base64')}`;
       assertTus(await tus.patch(url, 90_000, next, { 'upload-checksum': unknown }), 400, 'UPLOAD_CHECKSUM_UNSUPPORTED');
       assertTus(await tus.patch(url, 90_000, next, { 'upload-checksum': 'sha1' }), 400, 'UPLOAD_BAD_HEADER', 'no digest');
-      await assertResumable(tus, url, data, 90_000);
+      for (const algorithm of ['sha256', 'md5']) {
+        const digest = createHash(algorithm).update(next).digest('base64');
+        assertTus(
+          await tus.patch(url, 90_000, next, { 'upload-checksum': `${algorithm} ${digest}x` }),
+          400,
+          'UPLOAD_BAD_HEADER',
+          algorithm,
+        );
+        assertTus(
+          await tus.patch(url, 90_000, randomBytes(next.length), { 'upload-checksum': `${algorithm} ${digest}` }),
+          460,
+          'UPLOAD_CHECKSUM_MISMATCH',
+          algorithm,
+        );
+      }
+      const sha256 = createHash('sha256').update(next).digest('base64');
+      assertTus(await tus.patch(url, 90_000, next, { 'upload-checksum': `sha256 ${sha256}` }), 204, undefined, 'a matching sha256');
+      await assertResumable(tus, url, data, 100_000);
+    });
+
+    it('malformed length and offset headers are 400 UPLOAD_BAD_HEADER', async (t) => {
+      const { tus, folderId } = await tusSetup(t, dialect);
+      const meta = metadata({ folderId, filename: 'lengths.bin' });
+      const creations: Record<string, Record<string, string | undefined>> = {
+        'both Upload-Length and Upload-Defer-Length': { 'upload-defer-length': '1' },
+        'neither of them': { 'upload-length': undefined },
+        'Upload-Defer-Length: 2': { 'upload-length': undefined, 'upload-defer-length': '2' },
+        'a negative Upload-Length': { 'upload-length': '-1' },
+        'a fractional Upload-Length': { 'upload-length': '10.5' },
+      };
+      for (const [label, headers] of Object.entries(creations))
+        assertTus(await tus.create(meta, 10, headers), 400, 'UPLOAD_BAD_HEADER', label);
+      assert.deepEqual(await tus.list(), []);
+
+      const data = randomBytes(100_000);
+      const known = await createdUpload(tus, folderId, 'known.bin', data.length);
+      assertTus(await tus.patch(known, 0, data.subarray(0, 40_000)), 204);
+      const next = data.subarray(40_000, 50_000);
+      assertTus(await tus.patch(known, 40_000, next, { 'upload-offset': undefined }), 400, 'UPLOAD_BAD_HEADER', 'no Upload-Offset');
+      assertTus(await tus.patch(known, 40_000, next, { 'upload-offset': 'abc' }), 400, 'UPLOAD_BAD_HEADER', 'Upload-Offset abc');
+      assertTus(await tus.patch(known, 40_000, next, { 'upload-length': '100001' }), 400, 'UPLOAD_BAD_HEADER', 'another length');
+      await assertResumable(tus, known, data, 40_000, 'known');
+
+      const deferred = await createdUpload(tus, folderId, 'deferred.bin', undefined);
+      assertTus(await tus.patch(deferred, 0, data.subarray(0, 40_000)), 204);
+      assertTus(await tus.patch(deferred, 40_000, next, { 'upload-length': '39999' }), 400, 'UPLOAD_BAD_HEADER', 'less than arrived');
+      await assertResumable(tus, deferred, data, 40_000, 'deferred');
+    });
+
+    it('creation-with-upload whose body is refused still answers Location: the upload is kept at offset 0', async (t) => {
+      const { tus, folderId } = await tusSetup(t, dialect);
+      const data = randomBytes(90_000);
+      const meta = metadata({ folderId, filename: 'first-body.bin' });
+      const refusals = [
+        {
+          code: 'UPLOAD_CHECKSUM_MISMATCH',
+          status: 460,
+          headers: { 'upload-checksum': sha1(randomBytes(10)) },
+          body: data.subarray(0, 50_000),
+        },
+        { code: 'UPLOAD_LENGTH_EXCEEDED', status: 413, headers: {}, body: Buffer.concat([data, Buffer.from('x')]) },
+      ];
+      for (const { code, status, headers, body } of refusals) {
+        const res = await tus.create(meta, data.length, headers, body);
+        assertTus(res, status, code);
+        assert.match(String(res.headers.location), /^\/api\/uploads\/upl_/, `${code}: Location`);
+        await assertResumable(tus, String(res.headers.location), data, 0, code);
+      }
+      assert.deepEqual(await tus.list(), []);
     });
   });
 }
