@@ -12,7 +12,7 @@ import type { AppContext } from '../../../src/context.js';
 import { maintenanceRound } from '../../../src/jobs.js';
 import { isoPlus, nowIso } from '../../../src/lib/time.js';
 import { DIALECTS, signUp, type TestApp } from '../../helper.js';
-import { rootFolderId } from '../../support/files.js';
+import { putFile, rootFolderId } from '../../support/files.js';
 import { heldNow } from '../../support/holds.js';
 import { connect, listen } from '../../support/raw-http.js';
 import {
@@ -227,6 +227,40 @@ for (const dialect of DIALECTS) {
       assert.ok(staged(test, liveBlobId));
       await assertResumable(tus, live, data, 70_000);
       assert.deepEqual(await heldNow(test.database, user.id), { used: 100_000, held: 0, rows: [] });
+    });
+
+    it('onConflict: a taken name gets a new version by default, a free name with rename, 409 with fail (at creation or at the end)', async (t) => {
+      const test = await tusSetup(t, dialect);
+      const { app, tus, folderId, user } = test;
+      const existing = await putFile(app, user, folderId, 'dup.bin', randomBytes(100));
+      const data = randomBytes(5000);
+      const upload = async (onConflict?: string) => {
+        const meta = metadata({ folderId, filename: 'dup.bin', ...(onConflict ? { onConflict } : {}) });
+        return tus.create(meta, data.length, {}, data);
+      };
+      const versioned = await upload();
+      assertTus(versioned, 201);
+      assert.equal(versioned.headers['coffre-file-id'], existing.id, 'the same file, a new version');
+      assert.equal((await user.api.get(`/api/files/details/${existing.id}`)).body.versionCount, 2);
+      const renamed = await upload('rename');
+      assertTus(renamed, 201);
+      const copy = (await user.api.get(`/api/files/details/${renamed.headers['coffre-file-id']}`)).body;
+      assert.notEqual(copy.id, existing.id);
+      assert.notEqual(copy.name, 'dup.bin');
+      assertTus(await upload('fail'), 409, 'NAME_CONFLICT', 'the name is taken at creation');
+
+      // Free at creation, taken before the last byte: the last PATCH answers 409, and the upload
+      // (its bytes, its hold) is gone with it.
+      const url = await createdUpload(tus, folderId, 'late.bin', data.length);
+      const late = await tus.create(metadata({ folderId, filename: 'late2.bin', onConflict: 'fail' }), data.length);
+      assertTus(late, 201);
+      const lateUrl = String(late.headers.location);
+      assertTus(await tus.patch(lateUrl, 0, data.subarray(0, 1000)), 204);
+      await putFile(app, user, folderId, 'late2.bin', randomBytes(10));
+      assertTus(await tus.patch(lateUrl, 1000, data.subarray(1000)), 409, 'NAME_CONFLICT');
+      assertTus(await tus.head(lateUrl), 404);
+      await assertResumable(tus, url, data, 0);
+      assert.deepEqual(await heldNow(test.database, user.id), { used: 100 + 3 * data.length + 10, held: 0, rows: [] });
     });
   });
 }
