@@ -13,10 +13,12 @@ import { maintenanceRound } from '../../../src/jobs.js';
 import { isoPlus, nowIso } from '../../../src/lib/time.js';
 import { DIALECTS, signUp, type TestApp } from '../../helper.js';
 import { putFile, rootFolderId } from '../../support/files.js';
+import { listFiles } from '../../support/disk.js';
 import { heldNow } from '../../support/holds.js';
 import { connect, listen } from '../../support/raw-http.js';
 import {
   OFFSET_STREAM,
+  SEGMENT,
   TUS_VERSION,
   assertResumable,
   assertTus,
@@ -261,6 +263,25 @@ for (const dialect of DIALECTS) {
       assertTus(await tus.head(lateUrl), 404);
       await assertResumable(tus, url, data, 0);
       assert.deepEqual(await heldNow(test.database, user.id), { used: 100 + 3 * data.length + 10, held: 0, rows: [] });
+    });
+
+    it('an unfinished upload is ciphertext at rest: its staged segments, its tail row, the data folder', async (t) => {
+      const test = await tusSetup(t, dialect);
+      const { tus, folderId } = test;
+      const marker = `COFFRE-TUS-MARKER-${randomBytes(12).toString('hex')}`;
+      const data = Buffer.from(`${marker}\n`.repeat(8000));
+      const url = await createdUpload(tus, folderId, 'secret.txt', data.length);
+      // Whole segments are staged; the rest of the last one waits in the tail.
+      const sent = 2 * SEGMENT + 1000;
+      assertTus(await tus.patch(url, 0, data.subarray(0, sent)), 204);
+      const needle = Buffer.from(marker);
+      const row = (await uploadRow(test, url))!;
+      assert.ok(fs.statSync(path.join(test.config.dataDir, 'blobs', 'staging', row.blob_id)).size > 2 * SEGMENT, 'two segments are staged');
+      assert.ok(Buffer.from(row.tail, 'base64').length > 1000, 'the tail holds the rest');
+      assert.equal(Buffer.from(row.tail, 'base64').indexOf(needle), -1, 'the tail row holds plaintext');
+      for (const file of listFiles(test.config.dataDir))
+        assert.equal(fs.readFileSync(file).indexOf(needle), -1, `${path.relative(test.config.dataDir, file)} holds plaintext`);
+      await assertResumable(tus, url, data, sent);
     });
   });
 }
