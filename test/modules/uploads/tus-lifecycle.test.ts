@@ -5,7 +5,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
+import { buildApp } from '../../../src/app.js';
 import { FsBlobStore } from '../../../src/blobs/fs/fs-blob-store.js';
 import { chooseEngine, createContentStore } from '../../../src/content/index.js';
 import type { AppContext } from '../../../src/context.js';
@@ -45,6 +47,20 @@ function upkeepContext(t: { after(fn: () => Promise<void>): void }, test: TestAp
   t.after(() => blobs.close());
   const content = createContentStore(test.database.db, blobs, chooseEngine(test.config.cryptoEngine));
   return { config: test.config, database: test.database, db: test.database.db, blobs, content } as unknown as AppContext;
+}
+
+/**
+ * Runs `work` with a second instance of the app over the test's database and data folder, closed
+ * after it (before the test's own app and database are).
+ */
+async function withSecondInstance(test: TestApp, work: (other: FastifyInstance) => Promise<void>): Promise<void> {
+  const other = await buildApp({ config: test.config, database: test.database, logStream: false, webRoot: null });
+  try {
+    await other.ready();
+    await work(other);
+  } finally {
+    await other.close();
+  }
 }
 
 /** The head of a PATCH written by hand on a raw connection. */
@@ -144,19 +160,22 @@ for (const dialect of DIALECTS) {
       assert.ok((await tus.download(fileId)).equals(whole));
     });
 
-    it('a PATCH while another PATCH of the upload still sends its body is 423 UPLOAD_BUSY; the first then finishes', async (t) => {
+    it('a PATCH while another PATCH of the upload still sends its body is 423 UPLOAD_BUSY, on any instance; the first then finishes', async (t) => {
       const test = await tusSetup(t, dialect);
       const { app, tus, folderId, user } = test;
       const data = randomBytes(300_000);
       const url = await createdUpload(tus, folderId, 'leased.bin', data.length);
       const connection = await connect(await listen(app));
-      try {
+      await withSecondInstance(test, async (other) => {
+        const elsewhere = tusClient(other, user);
         await connection.send(patchHead(url, user.token, 0, data.length));
         await connection.send(data.subarray(0, 150_000));
         await eventually(async () => assert.notEqual((await uploadRow(test, url))!.lock_token, '', 'the first PATCH holds the lease'));
         assertTus(await tus.patch(url, 0, data), 423, 'UPLOAD_BUSY');
+        assertTus(await elsewhere.patch(url, 0, data), 423, 'UPLOAD_BUSY', 'on the other instance');
         assertTus(await tus.remove(url), 423, 'UPLOAD_BUSY', 'DELETE');
-        const head = await tus.head(url);
+        assertTus(await elsewhere.remove(url), 423, 'UPLOAD_BUSY', 'DELETE on the other instance');
+        const head = await elsewhere.head(url);
         assertTus(head, 200, undefined, 'HEAD is not held up');
         assert.equal(head.headers['upload-offset'], '0');
         await connection.send(data.subarray(150_000));
@@ -164,10 +183,18 @@ for (const dialect of DIALECTS) {
         assert.equal(answer.status, 204, answer.body);
         assert.equal(answer.headers['tus-resumable'], TUS_VERSION);
         assert.equal(answer.headers['upload-offset'], String(data.length));
-        assert.ok((await tus.download(answer.headers['coffre-file-id'])).equals(data));
-      } finally {
-        connection.close();
-      }
+        assert.ok((await elsewhere.download(answer.headers['coffre-file-id'])).equals(data));
+        assert.equal((await elsewhere.head(url)).headers['coffre-file-id'], answer.headers['coffre-file-id']);
+      }).finally(() => connection.close());
+    });
+
+    it('an upload begun on one instance is continued and finished on another', async (t) => {
+      const test = await tusSetup(t, dialect);
+      const { tus, folderId, user } = test;
+      const data = randomBytes(3 * SEGMENT + 77);
+      const url = await createdUpload(tus, folderId, 'travels.bin', data.length);
+      assertTus(await tus.patch(url, 0, data.subarray(0, SEGMENT + 5)), 204);
+      await withSecondInstance(test, (other) => assertResumable(tusClient(other, user), url, data, SEGMENT + 5).then(() => {}));
     });
 
     it('a PATCH cut midway keeps what arrived: HEAD tells where to resume', async (t) => {
