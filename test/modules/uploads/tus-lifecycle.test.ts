@@ -22,6 +22,7 @@ import {
   OFFSET_STREAM,
   SEGMENT,
   TUS_VERSION,
+  assertExpiresInADay,
   assertResumable,
   assertTus,
   createdUpload,
@@ -195,6 +196,37 @@ for (const dialect of DIALECTS) {
       const url = await createdUpload(tus, folderId, 'travels.bin', data.length);
       assertTus(await tus.patch(url, 0, data.subarray(0, SEGMENT + 5)), 204);
       await withSecondInstance(test, (other) => assertResumable(tusClient(other, user), url, data, SEGMENT + 5).then(() => {}));
+    });
+
+    it('a lease left by a crashed request runs out; each PATCH pushes the expiry of the upload and its hold 24 h ahead', async (t) => {
+      const test = await tusSetup(t, dialect);
+      const { tus, folderId } = test;
+      const db = test.database.db;
+      const data = randomBytes(100_000);
+      const url = await createdUpload(tus, folderId, 'leases.bin', data.length);
+      const id = uploadIdOf(url);
+      const soon = isoPlus(nowIso(), 3600_000);
+      await db.updateTable('resumable_uploads').set({ expires_at: soon }).where('id', '=', id).execute();
+      await db.updateTable('upload_holds').set({ expires_at: soon }).where('id', '=', id).execute();
+      const first = await tus.patch(url, 0, data.subarray(0, 10_000));
+      assertTus(first, 204);
+      assertExpiresInADay(first.headers['upload-expires']);
+      const row = (await uploadRow(test, url))!;
+      assert.ok(row.expires_at > isoPlus(nowIso(), 23 * 3600_000), `the upload expires at ${row.expires_at}`);
+      const hold = await db.selectFrom('upload_holds').select('expires_at').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(hold.expires_at, row.expires_at, 'the hold lasts as long as the upload');
+
+      // What a request on an instance that died leaves: a lease that has not run out yet.
+      const lease = (until: number) =>
+        db
+          .updateTable('resumable_uploads')
+          .set({ lock_token: 'crashed', locked_until: isoPlus(nowIso(), until) })
+          .where('id', '=', id)
+          .execute();
+      await lease(60_000);
+      assertTus(await tus.patch(url, 10_000, data.subarray(10_000)), 423, 'UPLOAD_BUSY');
+      await lease(-1000);
+      await assertResumable(tus, url, data, 10_000);
     });
 
     it('a PATCH cut midway keeps what arrived: HEAD tells where to resume', async (t) => {
