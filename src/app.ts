@@ -33,6 +33,7 @@ import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
 import { Datahub } from './modules/datahubs/datahubs.schemas.js';
 import { bucketRoutes } from './modules/buckets/buckets.routes.js';
 import { linkRoutes } from './modules/links/links.routes.js';
+import { uploadRoutes } from './modules/uploads/uploads.routes.js';
 import { storageRoutes } from './modules/storage/storage.routes.js';
 import { Bucket } from './modules/buckets/buckets.schemas.js';
 import { Region, RegionLocation } from './modules/regions/regions.schemas.js';
@@ -243,5 +244,6 @@ function apiRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox
     await api.register(bucketRoutes(ctx));
     await api.register(storageRoutes(ctx));
     await api.register(linkRoutes(ctx, metrics));
+    await api.register(uploadRoutes(ctx, metrics));
   };
 }

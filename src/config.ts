@@ -44,6 +44,8 @@ export interface Config {
   readonly davXmlMaxBytes: number;
   /** Seconds a request body may go without a byte arriving before it is answered 408 (uploads included). */
   readonly bodyIdleSeconds: number;
+  /** Hours an unfinished resumable upload is kept after its last request (Upload-Expires). */
+  readonly uploadExpiryHours: number;
   /** Seconds a body that is not an upload (JSON) has to arrive whole. */
   readonly jsonBodySeconds: number;
   readonly logLevel: string;
@@ -184,6 +186,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     davXmlMaxBytes: int('COFFRE_DAV_XML_MAX_BYTES', 1024 * 1024, 1024),
     bodyIdleSeconds: int('COFFRE_BODY_IDLE_SECONDS', 60, 1, 86400),
     jsonBodySeconds: int('COFFRE_JSON_BODY_SECONDS', 30, 1, 86400),
+    uploadExpiryHours: int('COFFRE_UPLOAD_EXPIRY_HOURS', 24, 1, 24 * 365),
     loginMaxFailuresPerAccount: int('COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),
     loginMaxFailuresPerAddress: int('COFFRE_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1),
     loginWindowSeconds: int('COFFRE_LOGIN_WINDOW_SECONDS', 900, 1),

@@ -99,6 +99,22 @@ export const ERROR_CATALOG = {
   DAV_LOCK_CONFLICT: { status: 423, message: 'A conflicting lock is held on this resource' },
   DAV_NOT_LOCK_OWNER: { status: 403, message: 'This lock belongs to another user' },
 
+  // Resumable uploads (tus 1.0.0, /api/uploads/)
+  TUS_VERSION_UNSUPPORTED: { status: 412, message: 'Tus-Resumable must be 1.0.0' },
+  UPLOAD_NOT_FOUND: { status: 404, message: 'Upload not found' },
+  UPLOAD_FINISHED: { status: 410, message: 'This upload is finished; its file exists' },
+  UPLOAD_EXPIRED: { status: 410, message: 'This upload expired and was removed' },
+  UPLOAD_OFFSET_MISMATCH: { status: 409, message: 'Upload-Offset is not where the upload stands; ask with HEAD' },
+  UPLOAD_BUSY: { status: 423, message: 'Another request is writing to this upload; try again shortly' },
+  UPLOAD_BAD_HEADER: { status: 400, message: 'A tus request header is missing or malformed' },
+  UPLOAD_BAD_METADATA: { status: 400, message: 'Upload-Metadata is malformed or lacks folderId or filename' },
+  UPLOAD_LENGTH_EXCEEDED: { status: 413, message: 'The request brings more bytes than Upload-Length' },
+  UPLOAD_CHECKSUM_UNSUPPORTED: {
+    status: 400,
+    message: 'Upload-Checksum names an algorithm this server does not support (sha1, sha256, md5)',
+  },
+  UPLOAD_CHECKSUM_MISMATCH: { status: 460, message: 'The request body does not match Upload-Checksum; nothing of it was kept' },
+
   // Per-user permissions
   PERMISSION_NOT_FOUND: { status: 404, message: 'This user holds no permission on this item' },
   SHARE_WITH_SELF: { status: 400, message: 'You cannot share an item with yourself' },

@@ -10,6 +10,8 @@ import { deleteExpiredLocks } from './modules/dav/dav-locks.repository.js';
 import { deleteOldPasses } from './modules/links/links.passes.js';
 import { deleteClosedLinks } from './modules/links/links.repository.js';
 import { purgeExpiredTrash } from './modules/trash/trash.purge.js';
+import { removeExpiredUploads } from './modules/uploads/manage-uploads.use-case.js';
+import { openUploadBlobIds } from './modules/uploads/uploads.repository.js';
 
 const STALE_UPLOAD_MS = 6 * 60 * 60 * 1000;
 // Throttle windows last minutes; a day-old counter can no longer refuse anything.
@@ -52,7 +54,9 @@ export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
     report.purged = purged;
     report.keptUnderRetention = kept;
   });
-  await step(async () => ctx.blobs.removeStaleUploads(STALE_UPLOAD_MS));
+  // Unfinished resumable uploads past their expiry; the staged writes of the others are kept.
+  await step(() => removeExpiredUploads(ctx, now));
+  await step(async () => ctx.blobs.removeStaleUploads(STALE_UPLOAD_MS, await openUploadBlobIds(ctx.db)));
   await step(async () => {
     report.collected = await collectGarbage(ctx.database, ctx.blobs);
   });

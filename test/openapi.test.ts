@@ -22,7 +22,7 @@ describe('OpenAPI document', () => {
     }
     const expected = app.registeredRoutes
       .filter((r) => r.method !== 'HEAD' && !r.url.startsWith('/api/docs'))
-      // WebDAV (/dav/) is its own protocol, described in the README, not an API operation.
+      // WebDAV (/dav/) is its own protocol, described in docs/webdav.md, not an API operation.
       .filter((r) => r.url !== '/dav' && !r.url.startsWith('/dav/'))
       // The web application's pages and assets are not part of the API.
       .filter((r) => !(WEB_PAGES as readonly string[]).includes(r.url) && r.url !== '/favicon.svg' && !r.url.startsWith('/assets/'))

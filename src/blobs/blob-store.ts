@@ -45,6 +45,16 @@ export interface BlobFile {
   wrote(bytes: number): void;
 }
 
+/** Appends to a staged write (see `BlobStore.openStaging`); one call at a time. */
+export interface StagingWriter {
+  /** Appends the chunks' bytes, in order, after what was written before. */
+  write(chunks: Buffer[]): Promise<void>;
+  /** Makes everything written durable; resolves with the staging's new state, for the caller to keep. */
+  commit(): Promise<string>;
+  /** Releases the writer (after a commit, or to give up what followed the last one). */
+  close(): Promise<void>;
+}
+
 /** A store that does not keep blobs as local files was asked for a file (`localFiles` is false). */
 export class NotLocalFilesError extends Error {
   constructor(kind: string) {
@@ -100,9 +110,26 @@ export interface BlobStore {
   ping(): Promise<void>;
   /**
    * Removes what interrupted puts left behind (temp files, unfinished multipart uploads) older
-   * than `olderThanMs`; resolves with how many it removed.
+   * than `olderThanMs`; resolves with how many it removed. Staged writes under a key in `keep`
+   * (resumable uploads still open) are left alone.
    */
-  removeStaleUploads(olderThanMs: number): Promise<number>;
+  removeStaleUploads(olderThanMs: number, keep?: ReadonlySet<string>): Promise<number>;
+  /**
+   * Starts a staged write under `key`: bytes appended over many requests, from any instance, and
+   * shown under `key` only by `completeStaging`. Resolves with the staging's state (opaque text),
+   * which the caller keeps (in the database) and passes back; nothing is visible under `key`.
+   */
+  beginStaging(key: string): Promise<string>;
+  /**
+   * A writer appending after the bytes `state` says are staged. Bytes written after the last
+   * `commit` are not part of the staging: the next writer, from the same state, writes over them.
+   * Rejects with the store's error; BlobNotFoundError when the staging is gone.
+   */
+  openStaging(key: string, state: string): Promise<StagingWriter>;
+  /** Makes the staged bytes of `state` the blob under `key`, whole (see `put` for `options`). */
+  completeStaging(key: string, state: string, options?: PutOptions): Promise<PutResult>;
+  /** Deletes a staging and its bytes; one already gone is not an error. */
+  abortStaging(key: string, state: string): Promise<void>;
   /** Releases connections and handles; the store is not used afterwards. */
   close(): Promise<void>;
 }

@@ -12,6 +12,15 @@ import { bindContext } from '../lib/bind.js';
 import { GroupRunner } from '../lib/group-runner.js';
 import { nowIso } from '../lib/time.js';
 import { CodecStream } from './codec-stream.js';
+import {
+  abortResumable,
+  appendResumable,
+  beginResumable,
+  finishResumable,
+  type AppendLimits,
+  type Appended,
+  type ResumableContent,
+} from './resumable.js';
 import { Opener, RangeOpener, Sealer } from './codecs.js';
 import type { CryptoEngine, SealedSummary } from './engine.js';
 import { CipherFormatError, HEADER_BYTES, newHeader, parseHeader, sealedSize, segmentRange } from './format.js';
@@ -126,6 +135,17 @@ export interface ContentStore {
    * length, chooses a byte range of the stored bytes to send (or throws, e.g. 416).
    */
   sealed(version: SealedVersion, above: KeyWrap[], pickRange?: (storedSize: number) => ByteRange | undefined): Promise<SealedContent>;
+  /** Content written over many requests (resumable uploads): see resumable.ts. */
+  readonly resumable: {
+    /** A new, empty one, with its data key (for the caller to keep wrapped). */
+    begin(): Promise<{ content: ResumableContent; dataKey: Buffer }>;
+    /** Appends a request's bytes: what arrived before the client left is kept; a limit or a storage error keeps nothing. */
+    append(content: ResumableContent, dataKey: Buffer, source: Readable, limits: AppendLimits): Promise<Appended>;
+    /** The whole content, as a stored blob a version may take (`recordWrites` is not needed: its row exists). */
+    finish(content: ResumableContent, dataKey: Buffer): Promise<StoredContent>;
+    /** Deletes an unfinished one's bytes. */
+    abort(content: Pick<ResumableContent, 'blobId' | 'staging'>): Promise<void>;
+  };
 }
 
 /**
@@ -150,6 +170,12 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
         now,
       ),
     awaitDurable: async (stored) => void (await Promise.all(stored.map((c) => c.durable))),
+    resumable: {
+      begin: () => beginResumable(parts),
+      append: (content, dataKey, source, limits) => appendResumable(parts, content, dataKey, source, limits),
+      finish: (content, dataKey) => finishResumable(parts, content, dataKey),
+      abort: (content) => abortResumable(parts, content),
+    },
   };
 }
 

@@ -15,6 +15,7 @@ export type {
   UploadLimits,
   VersionContent,
 } from './content-store.js';
+export type { AppendLimits, Appended, ResumableContent } from './resumable.js';
 export { chooseEngine } from './choose-engine.js';
 export type { CryptoEngine, CryptoEngineName } from './engine.js';
 export type { CryptoEngineChoice } from '../config.js';

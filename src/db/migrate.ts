@@ -15,6 +15,7 @@ import * as m011 from './migrations/011-session-details.js';
 import * as m012 from './migrations/012-upload-holds.js';
 import * as m013 from './migrations/013-link-passes.js';
 import * as m014 from './migrations/014-dav.js';
+import * as m015 from './migrations/015-resumable-uploads.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012-upload-holds': m012,
   '013-link-passes': m013,
   '014-dav': m014,
+  '015-resumable-uploads': m015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -24,6 +24,7 @@ export interface Database {
   link_passes: LinkPassesTable;
   dav_properties: DavPropertiesTable;
   dav_locks: DavLocksTable;
+  resumable_uploads: ResumableUploadsTable;
 }
 
 export interface UsersTable {
@@ -217,6 +218,33 @@ export interface DavLocksTable {
   created_at: string;
 }
 
+/** A resumable (tus) upload (migration 015, modules/uploads/). */
+export interface ResumableUploadsTable {
+  id: string;
+  user_id: string;
+  folder_id: string;
+  name: string;
+  content_type: string;
+  on_conflict: 'version' | 'rename' | 'fail';
+  metadata: string;
+  length: number | string | null;
+  received: number | string;
+  blob_id: string;
+  data_key_wrapped: string;
+  /** Base64 of the blob's 16-byte stream header. */
+  header: string;
+  /** Base64 of the sealed tail record (content/resumable.ts). */
+  tail: string;
+  staging: string;
+  state: 'open' | 'done';
+  file_id: Generated<string>;
+  lock_token: Generated<string>;
+  locked_until: Generated<string>;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+}
+
 export interface FilesTable {
   id: string;
   bucket_id: string;
@@ -302,3 +330,4 @@ export type NewFolder = Insertable<FoldersTable>;
 export type LocationRow = Selectable<LocationsTable>;
 export type RegionRow = Selectable<RegionsTable>;
 export type DavLockRow = Selectable<DavLocksTable>;
+export type ResumableUploadRow = Selectable<ResumableUploadsTable>;

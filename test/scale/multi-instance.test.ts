@@ -94,6 +94,7 @@ describe(
         '012-upload-holds',
         '013-link-passes',
         '014-dav',
+        '015-resumable-uploads',
       ]);
       for (const instance of instances) {
         const ready = await http(instance.url, 'GET', '/readyz');

@@ -12,6 +12,7 @@ import {
   type ByteRange,
   type PutOptions,
   type PutResult,
+  type StagingWriter,
 } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
 import { writeAll } from '../../lib/write-all.js';
@@ -45,6 +46,8 @@ export class FsBlobStore implements BlobStore {
   readonly kind = 'fs';
   readonly localFiles = true;
   private readonly tmpDir: string;
+  /** Staged writes (resumable uploads), one file per key, kept until completed or aborted. */
+  private readonly stagingDir: string;
   /** Key-prefix directories being created, so concurrent uploads wait for the same creation. */
   private readonly creating = new Map<string, Promise<void>>();
   /** Uploads renaming into one directory at the same time share its fsyncs. */
@@ -61,7 +64,9 @@ export class FsBlobStore implements BlobStore {
     this.files = options.files ?? nodeFsDurableFiles;
     this.directorySyncs = new DirectorySyncs(options.syncDirectory ?? this.files.syncDirectory);
     this.tmpDir = path.join(root, 'tmp');
+    this.stagingDir = path.join(root, 'staging');
     fs.mkdirSync(this.tmpDir, { recursive: true });
+    fs.mkdirSync(this.stagingDir, { recursive: true });
   }
 
   private pathOf(key: string): string {
@@ -261,7 +266,55 @@ export class FsBlobStore implements BlobStore {
   /** Nothing to release: every descriptor is closed by its own call or stream. */
   async close(): Promise<void> {}
 
-  /** Removes temp files left by a crash mid-upload (older than `olderThanMs`). */
+  async beginStaging(key: string): Promise<string> {
+    const handle = await fsp.open(this.stagingPath(key), 'wx', 0o600);
+    await handle.sync().finally(() => handle.close());
+    await this.directorySyncs.sync(this.stagingDir);
+    return stagingState(0);
+  }
+
+  async openStaging(key: string, state: string): Promise<StagingWriter> {
+    let position = stagedBytes(state);
+    const handle = await fsp.open(this.stagingPath(key), 'r+').catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new BlobNotFoundError(key) : error;
+    });
+    return {
+      write: async (chunks) => {
+        position += await writeAllAt(handle, chunks, position);
+      },
+      commit: async () => {
+        await handle.sync();
+        return stagingState(position);
+      },
+      close: () => handle.close(),
+    };
+  }
+
+  async completeStaging(key: string, state: string, options: PutOptions = {}): Promise<PutResult> {
+    const staged = this.stagingPath(key);
+    const size = stagedBytes(state);
+    // Bytes past the state are a broken request's, superseded: the blob ends where the state says.
+    const handle = await fsp.open(staged, 'r+');
+    try {
+      await handle.truncate(size);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await options.visibleAfter;
+    await this.renameIntoPlace(staged, this.pathOf(key));
+    return this.madeDurable(this.pathOf(key), size, options);
+  }
+
+  async abortStaging(key: string): Promise<void> {
+    await fsp.rm(this.stagingPath(key), { force: true });
+  }
+
+  private stagingPath(key: string): string {
+    return path.join(this.stagingDir, assertBlobKey(key));
+  }
+
+  /** Removes temp files left by a crash mid-upload (older than `olderThanMs`); stagings are their uploads' to remove. */
   async removeStaleUploads(olderThanMs: number): Promise<number> {
     let removed = 0;
     const cutoff = Date.now() - olderThanMs;
@@ -275,4 +328,28 @@ export class FsBlobStore implements BlobStore {
     }
     return removed;
   }
+}
+
+function stagingState(size: number): string {
+  return JSON.stringify({ size });
+}
+
+function stagedBytes(state: string): number {
+  const size = (JSON.parse(state) as { size?: unknown }).size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw new Error('invalid staging state');
+  return size;
+}
+
+/** Writes every byte of `chunks` at `position` (writev may write less than asked); resolves with the count. */
+async function writeAllAt(handle: FileHandle, chunks: Buffer[], position: number): Promise<number> {
+  let written = 0;
+  const pending = chunks.filter((chunk) => chunk.length > 0);
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending, position + written);
+    written += bytesWritten;
+    let skip = bytesWritten;
+    while (pending.length > 0 && skip >= pending[0].length) skip -= pending.shift()!.length;
+    if (skip > 0) pending[0] = pending[0].subarray(skip);
+  }
+  return written;
 }

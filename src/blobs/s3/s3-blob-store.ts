@@ -18,7 +18,9 @@ import {
   type ByteRange,
   type PutOptions,
   type PutResult,
+  type StagingWriter,
 } from '../blob-store.js';
+import { abortS3Staging, beginS3Staging, completeS3Staging, openS3Staging, type StagingTarget } from './s3-staging.js';
 import type { FileHandle } from 'node:fs/promises';
 import type { S3Location } from '../../config.js';
 
@@ -168,7 +170,7 @@ export class S3BlobStore implements BlobStore {
    * uploads (s3rver) answer NotImplemented: nothing to do there; a bucket lifecycle rule
    * (AbortIncompleteMultipartUpload) is the other safety net, see the README.
    */
-  async removeStaleUploads(olderThanMs: number): Promise<number> {
+  async removeStaleUploads(olderThanMs: number, keep: ReadonlySet<string> = new Set()): Promise<number> {
     const cutoff = Date.now() - olderThanMs;
     let removed = 0;
     let keyMarker: string | undefined;
@@ -190,6 +192,7 @@ export class S3BlobStore implements BlobStore {
       }
       for (const upload of page.Uploads ?? []) {
         if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated.getTime() >= cutoff) continue;
+        if (keep.has(upload.Key.slice(this.location.prefix.length))) continue;
         try {
           await this.client.send(
             new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key: upload.Key, UploadId: upload.UploadId }),
@@ -204,6 +207,29 @@ export class S3BlobStore implements BlobStore {
       keyMarker = page.NextKeyMarker;
       uploadIdMarker = page.NextUploadIdMarker;
     }
+  }
+
+  beginStaging(key: string): Promise<string> {
+    return beginS3Staging(this.stagingTarget(key));
+  }
+
+  openStaging(key: string, state: string): Promise<StagingWriter> {
+    return openS3Staging(this.stagingTarget(key), state);
+  }
+
+  async completeStaging(key: string, state: string, options: PutOptions = {}): Promise<PutResult> {
+    return { size: await completeS3Staging(this.stagingTarget(key), state, options.visibleAfter) };
+  }
+
+  abortStaging(key: string, state: string): Promise<void> {
+    return abortS3Staging(this.stagingTarget(key), state);
+  }
+
+  /** A staging's multipart upload is under the blob's own key; its pending bytes under `staging/` (blob keys hold no `/`). */
+  private stagingTarget(key: string): StagingTarget {
+    const objectKey = this.objectKey(key);
+    const pendingKey = `${this.location.prefix}staging/${key}`;
+    return { client: this.client, bucket: this.location.bucket, objectKey, pendingKey, partSize: this.partSize };
   }
 
   async close(): Promise<void> {

@@ -31,17 +31,28 @@ class Refused extends Error {}
  * leaves, so a step never refuses what the quota can take.
  */
 export class UploadHold {
-  readonly id = randomUUID();
-  private held = 0;
+  readonly id: string;
+  private held: number;
   /** A row of this hold may exist. */
-  private written = false;
+  private written: boolean;
   private renewAt = 0;
+  private readonly leaseMs: number;
 
+  /**
+   * `resume` continues the hold of an upload that spans requests (a resumable upload, whose row
+   * shares the hold's id and whose hold lasts as long as the upload may: `leaseMs`).
+   */
   constructor(
     private readonly db: Db,
     private readonly ownerId: string,
     private readonly config: HoldConfig,
-  ) {}
+    resume?: { id: string; held: number; leaseMs: number },
+  ) {
+    this.id = resume?.id ?? randomUUID();
+    this.held = resume?.held ?? 0;
+    this.written = resume !== undefined;
+    this.leaseMs = resume?.leaseMs ?? HOLD_LEASE_MS;
+  }
 
   get bytes(): number {
     return this.held;
@@ -110,7 +121,7 @@ export class UploadHold {
   }
 
   private async hold(total: number): Promise<boolean> {
-    const expiresAt = isoPlus(nowIso(), HOLD_LEASE_MS);
+    const expiresAt = isoPlus(nowIso(), this.leaseMs);
     try {
       await mutation(this.db, async (trx) => {
         const gained = await this.writeRow(trx, total, expiresAt);
@@ -122,7 +133,7 @@ export class UploadHold {
     }
     this.held = total;
     this.written = true;
-    this.renewAt = Date.now() + HOLD_LEASE_MS / 2;
+    this.renewAt = Date.now() + this.leaseMs / 2;
     return true;
   }
 
@@ -146,11 +157,11 @@ export class UploadHold {
 
   private renewIfDue(): void {
     if (!this.written || Date.now() < this.renewAt) return;
-    this.renewAt = Date.now() + HOLD_LEASE_MS / 2;
+    this.renewAt = Date.now() + this.leaseMs / 2;
     // A renewal lost is harmless: a hold cleared meanwhile is taken again whole at its next step.
     this.db
       .updateTable('upload_holds')
-      .set({ expires_at: isoPlus(nowIso(), HOLD_LEASE_MS) })
+      .set({ expires_at: isoPlus(nowIso(), this.leaseMs) })
       .where('id', '=', this.id)
       .execute()
       .catch(() => {});

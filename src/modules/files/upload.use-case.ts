@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { StoredContent } from '../../content/index.js';
 import { loadFileFor } from '../../access/access.js';
 import { adjustBlobRefs } from '../../blobs/blobs.repository.js';
 import { onePerContext, type AppContext, type Principal } from '../../context.js';
@@ -69,6 +70,34 @@ export async function uploadOne(ctx: AppContext, principal: Principal, folderId:
     await hold.release();
     throw error;
   }
+}
+
+/** Content another transport stored (a resumable upload's), to record as uploadOne records its own. */
+export interface StoredInput {
+  name: string;
+  contentType: string;
+  onConflict: OnConflict;
+  stored: StoredContent;
+  /** The hold on the owner's quota that the recording turns into used bytes. */
+  holdId?: string;
+}
+
+/**
+ * Records stored content as a file (or a new version) of a folder, with the checks of uploadOne
+ * made again now: the folder may have gone, or the name been taken, since the bytes began.
+ */
+export async function recordUpload(ctx: AppContext, principal: Principal, folderId: string, input: StoredInput): Promise<FileDetail> {
+  let target: UploadTarget;
+  try {
+    target = await uploadTarget(ctx, principal, folderId);
+    requireLiveFolder(target.folder);
+    if (input.onConflict === 'fail') await assertNameFree(ctx.db, target.folder.id, assertName(input.name));
+  } catch (error) {
+    await ctx.content.discard(input.stored);
+    throw error;
+  }
+  // recordStored discards the content itself when the recording fails.
+  return recordStored(ctx, { principal, folder: target.folder, parentKey: target.key, ...input, name: assertName(input.name) });
 }
 
 /** What a streamed body announces is held before it is read: one step instead of growing ones. */
