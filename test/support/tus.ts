@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import type { ClientRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -64,6 +65,9 @@ export function tusMetadata(target: TusTarget, filename: string, filetype = 'app
 
 /** One request tus-js-client sent, and its answer (status 0: none came, the request was aborted). */
 export interface TusExchange {
+  /** Milliseconds from the log's start to the request, and to its answer. */
+  sentAt: number;
+  answeredAt?: number;
   method: string;
   url: string;
   /** The request's Upload-Offset, Upload-Length and Upload-Defer-Length. */
@@ -79,12 +83,13 @@ export interface TusExchange {
 
 /** Everything tus-js-client sent, and each error it asked to retry (and whether it was let). */
 export interface TusLog {
+  started: number;
   exchanges: TusExchange[];
   retries: string[];
 }
 
 export function newTusLog(): TusLog {
-  return { exchanges: [], retries: [] };
+  return { started: Date.now(), exchanges: [], retries: [] };
 }
 
 /** The log in lines, for an assertion message. */
@@ -96,7 +101,8 @@ export function describeTusLog(log: TusLog): string {
       x.location && `Location: ${x.location}`,
       x.fileId && `Coffre-File-Id: ${x.fileId}`,
     ];
-    return `${x.method} ${new URL(x.url).pathname} ${sent.filter(Boolean).join(', ')} -> ${x.status || 'no answer'} ${got.filter(Boolean).join(', ')}`;
+    const when = `${x.sentAt}${x.answeredAt === undefined ? '' : `-${x.answeredAt}`} ms`;
+    return `${when} ${x.method} ${new URL(x.url).pathname} ${sent.filter(Boolean).join(', ')} -> ${x.status || 'no answer'} ${got.filter(Boolean).join(', ')}`;
   });
   return [...lines, ...log.retries.map((r) => `error: ${r}`)].join('\n');
 }
@@ -123,6 +129,7 @@ export function tusOptions(target: TusTarget, log: TusLog, options: tus.UploadOp
     ...options,
     onBeforeRequest: async (req) => {
       const exchange: TusExchange = {
+        sentAt: Date.now() - log.started,
         method: req.getMethod(),
         url: req.getURL(),
         offset: req.getHeader('Upload-Offset'),
@@ -139,6 +146,7 @@ export function tusOptions(target: TusTarget, log: TusLog, options: tus.UploadOp
       if (exchange) {
         // The Upload-Length of a deferred upload is set once the source is read, after onBeforeRequest.
         exchange.length = req.getHeader('Upload-Length');
+        exchange.answeredAt = Date.now() - log.started;
         exchange.status = res.getStatus();
         exchange.answerOffset = res.getHeader('Upload-Offset');
         exchange.location = res.getHeader('Location');
@@ -219,7 +227,14 @@ export function pacedHttpStack(bytesPerSecond: number): tus.HttpStack {
           }),
         );
         // The stack sends a Content-Length for a body with a size (as it does for a file's slices).
-        return send(Object.assign(paced, { size: body.byteLength }));
+        return send(Object.assign(paced, { size: body.byteLength })).then((response) => {
+          // Node's HTTP client never ends a request answered (409, 423) before its body was all
+          // sent: the 'drain' it waits for does not come. The server keeps such a connection for its
+          // keep-alive timeout (72 s), and its close waits as long; so it is closed here.
+          const sent = request.getUnderlyingObject() as ClientRequest;
+          if (!sent.writableFinished) sent.destroy();
+          return response;
+        });
       };
       return request;
     },

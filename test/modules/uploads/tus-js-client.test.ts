@@ -128,7 +128,7 @@ for (const dialect of DIALECTS) {
         attempts.push({ from, via, abortedAt: 'at' in outcome ? outcome.at : undefined });
         if (last) break;
       }
-      const trace = `${JSON.stringify(attempts)}\n${describeTusLog(log)}`;
+      const trace = `${JSON.stringify(attempts)}\n${describeTusLog(log)}\nfinished after ${Date.now() - log.started} ms`;
       t.diagnostic(trace);
       assert.deepEqual(
         attempts.map((a) => a.abortedAt !== undefined),
