@@ -6,6 +6,7 @@ import { buffer } from 'node:stream/consumers';
 import fs from 'node:fs';
 import { BlobNotFoundError, NotLocalFilesError, type BlobStore } from '../../src/blobs/blob-store.js';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
+import { stagingContract } from './staging.contract.js';
 
 /**
  * The contract every BlobStore passes (run by one test file per store). `make` returns a fresh
@@ -199,6 +200,7 @@ export function blobStoreContract(
       await store.ping();
     });
   });
+  stagingContract(name, make);
 }
 
 function* chunks(data: Buffer, size: number) {

@@ -118,6 +118,26 @@ describe('FsBlobStore durableLater', () => {
   });
 });
 
+describe('FsBlobStore staging', () => {
+  it('keeps a staging as one file under staging/, which removeStaleUploads never touches, until it is completed', async (t) => {
+    const root = tempRoot(t);
+    const store = new FsBlobStore(root);
+    const key = newBlobKey();
+    const data = randomBytes(300_000);
+    const writer = await store.openStaging(key, await store.beginStaging(key));
+    await writer.write([data]);
+    const state = await writer.commit();
+    await writer.close();
+    assert.deepEqual(fs.readdirSync(path.join(root, 'staging')), [key]);
+    // Even without `keep`: the fs store leaves stagings to their uploads.
+    await store.removeStaleUploads(0);
+    assert.deepEqual(fs.readdirSync(path.join(root, 'staging')), [key]);
+    assert.equal((await store.completeStaging(key, state)).size, data.length);
+    assert.deepEqual(fs.readdirSync(path.join(root, 'staging')), []);
+    assert.ok(Buffer.concat(await (await store.get(key)).toArray()).equals(data));
+  });
+});
+
 function* chunks(data: Buffer, size: number) {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
 }

@@ -1,86 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, describe, it, type TestContext } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-// @ts-expect-error: a plain .mjs script without type declarations
-import { buildWeb } from '../../scripts/build-web.mjs';
-import type { Config } from '../../src/config.js';
-import type { DialectName } from '../../src/db/database.js';
+import { describe, it } from 'node:test';
 import { DIALECTS, build } from '../helper.js';
+import { launch, newPage, screenshots, startServer } from '../support/browser.js';
 import { cuttingProxy } from '../support/cutting-proxy.js';
 import { freePort } from '../support/raw-http.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
 declare const document: any, DataTransfer: any, DragEvent: any, localStorage: any;
 
-// The web application in a real browser: Debian's chromium driven by playwright-core, against the
-// real server listening on a port, on each database dialect. Screenshots go to test-results/.
-
-const CHROMIUM = process.env.COFFRE_CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SHOTS = path.resolve('test-results');
-const inCi = /^(1|true)$/i.test(process.env.CI ?? '');
-
-// One build of the bundle for the whole file, into a folder of its own (dist/web is left alone).
-const webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-web-'));
-let built: Promise<string> | null = null;
-const buildOnce = () => (built ??= buildWeb({ outDir: webRoot, minify: false }));
-after(() => fs.rmSync(webRoot, { recursive: true, force: true }));
-
-/** A browser when the Debian chromium is installed; in CI its absence fails the test. */
-async function launch(t: TestContext): Promise<Browser | null> {
-  if (!fs.existsSync(CHROMIUM)) {
-    assert.ok(!inCi, `${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
-    t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
-    return null;
-  }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  t.after(() => browser.close());
-  return browser;
-}
-
-/** A fresh context (no storage shared with the others) whose page fails the test on a CSP violation. */
-async function newPage(
-  browser: Browser,
-  violations: string[],
-  options: Parameters<Browser['newContext']>[0] = {},
-): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ locale: 'en-US', acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...options });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) violations.push(msg.text());
-  });
-  page.on('pageerror', (error) => violations.push(`page error: ${error.message}`));
-  return { context, page };
-}
-
-/** Saves numbered full-page screenshots as test-results/<prefix>-NN-<name>.png. */
-function screenshots(prefix: string) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  let shot = 0;
-  return (page: Page, name: string) =>
-    page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
-}
-
-/** The real server on a free port (its public URL, for share links, on that port) and a browser. */
-async function startServer(
-  t: TestContext,
-  dialect: DialectName,
-  config: Partial<Config> = {},
-): Promise<{ browser: Browser; base: string } | null> {
-  const browser = await launch(t);
-  if (!browser) return null;
-  const root = await buildOnce();
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
-  await app.listen({ port, host: '127.0.0.1' });
-  return { browser, base };
-}
+// The web application in a real browser (test/support/browser.ts), against the real server
+// listening on a port, on each database dialect. Screenshots go to test-results/.
 
 for (const dialect of DIALECTS) {
   describe(`web application in Chromium [${dialect}]`, () => {
@@ -134,6 +65,11 @@ for (const dialect of DIALECTS) {
       await page.locator('tr[data-name="alpha.bin"]').waitFor();
       await page.locator('tr[data-name="beta.txt"]').waitFor();
       await page.getByText(/Storage is almost full/).waitFor();
+      // More than the quota leaves: refused at creation, said in the user's words, not retried.
+      await page
+        .locator('input[type="file"]')
+        .setInputFiles([{ name: 'over.bin', mimeType: 'application/octet-stream', buffer: randomBytes(20_000) }]);
+      await page.locator('.upload.failed[data-name="over.bin"]', { hasText: 'Failed: Not enough storage left.' }).waitFor();
       await screenshot(page, 'file-manager');
 
       // ---- drag and drop, then the keyboard: Delete moves to the trash, which restores ----
@@ -415,12 +351,24 @@ for (const dialect of DIALECTS) {
       await page.locator('.upload.done[data-name="notes.txt"]').waitFor();
       await input.setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('version two, longer') }]);
       await page.locator('.upload.done[data-name="notes.txt"]').nth(1).waitFor();
+      // An empty file becomes a file too (whole at its creation: tus-js-client sends it no PATCH).
+      await input.setInputFiles([{ name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) }]);
+      await page.locator('.upload.done[data-name="empty.txt"]').waitFor();
+      await page.locator('tr[data-name="empty.txt"]').waitFor();
 
-      // An upload held on its way (the request never gets an answer) is cancelled from its row.
-      await page.route('**/api/files/upload/**', () => {});
+      // An upload created, then held on its way (its PATCH never gets an answer), is cancelled from its
+      // row: the server forgets it (tus termination).
+      const held = new Promise<void>((resolve) =>
+        page.route('**/api/uploads/**', (route) => (route.request().method() === 'PATCH' ? resolve() : route.continue())),
+      );
       await input.setInputFiles([{ name: 'held.bin', mimeType: 'application/octet-stream', buffer: randomBytes(4096) }]);
+      await held;
+      assert.equal((await api('GET', '/uploads', token)).body.data.uploads.length, 1);
+      const terminated = page.waitForRequest((request) => request.method() === 'DELETE' && request.url().includes('/api/uploads/'));
       await page.getByRole('button', { name: 'Cancel upload of held.bin' }).click();
       await page.locator('.upload.cancelled[data-name="held.bin"]').waitFor();
+      assert.equal((await (await terminated).response())?.status(), 204);
+      assert.deepEqual((await api('GET', '/uploads', token)).body.data.uploads, []);
       await page.unrouteAll({ behavior: 'ignoreErrors' });
       await page.getByRole('button', { name: 'Clear finished' }).click();
       assert.equal(await page.locator('tr[data-name="held.bin"]').count(), 0);

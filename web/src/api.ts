@@ -103,35 +103,3 @@ export const api = {
   patch: <T = any>(path: string, body: unknown = {}) => call<T>('PATCH', path, { body }),
   del: <T = any>(path: string, query?: CallOptions['query']) => call<T>('DELETE', path, { query }),
 };
-
-export interface UploadHandle {
-  promise: Promise<any>;
-  abort: () => void;
-}
-
-/** Uploads one file (multipart) with progress; `abort` cancels it and leaves nothing on the server. */
-export function uploadFile(folderId: string, file: File, onProgress: (loaded: number, total: number) => void): UploadHandle {
-  const xhr = new XMLHttpRequest();
-  const promise = new Promise<any>((resolve, reject) => {
-    xhr.open('POST', url(`/files/upload/${encodeURIComponent(folderId)}`, { onConflict: 'version' }));
-    const token = getToken();
-    if (token) xhr.setRequestHeader('authorization', `Bearer ${token}`);
-    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-    xhr.onload = () => {
-      let body: any = null;
-      try {
-        body = JSON.parse(xhr.responseText);
-      } catch {
-        // not JSON
-      }
-      if (xhr.status >= 200 && xhr.status < 300) resolve(body?.data);
-      else reject(new ApiError(xhr.status, body?.code ?? `HTTP_${xhr.status}`, body?.message ?? 'Upload failed'));
-    };
-    xhr.onerror = () => reject(new ApiError(0, 'NETWORK', 'Network error'));
-    xhr.onabort = () => reject(new ApiError(0, 'ABORTED', 'Cancelled'));
-    const form = new FormData();
-    form.append('file', file, file.name);
-    xhr.send(form);
-  });
-  return { promise, abort: () => xhr.abort() };
-}

@@ -5,11 +5,12 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   PutObjectCommand,
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { StagingWriter } from '../blob-store.js';
+import { BlobNotFoundError, type StagingWriter } from '../blob-store.js';
 
 /** One uploaded part of a staging's multipart upload. */
 interface StagedPart {
@@ -43,13 +44,16 @@ export interface StagingTarget {
 export async function beginS3Staging(target: StagingTarget): Promise<string> {
   const created = await target.client.send(new CreateMultipartUploadCommand({ Bucket: target.bucket, Key: target.objectKey }));
   if (!created.UploadId) throw new Error('the object store started no multipart upload');
+  // The pending object exists from the start to the end of a staging: openStaging looks for it to
+  // tell a staging aborted (or never begun) from one it may write to.
+  await putPending(target, []);
   return JSON.stringify({ uploadId: created.UploadId, parts: [], pending: 0 } satisfies S3StagingState);
 }
 
 export async function openS3Staging(target: StagingTarget, text: string): Promise<StagingWriter> {
   const state = parseState(text);
   const parts = [...state.parts];
-  let buffered: Buffer[] = state.pending > 0 ? [await readPending(target)] : [];
+  let buffered: Buffer[] = state.pending > 0 ? [await readPending(target)] : await pendingExists(target);
   let bufferedBytes = state.pending;
   return {
     write: async (chunks) => {
@@ -63,14 +67,7 @@ export async function openS3Staging(target: StagingTarget, text: string): Promis
       }
     },
     commit: async () => {
-      await target.client.send(
-        new PutObjectCommand({
-          Bucket: target.bucket,
-          Key: target.pendingKey,
-          Body: Buffer.concat(buffered),
-          ContentLength: bufferedBytes,
-        }),
-      );
+      await putPending(target, buffered);
       return JSON.stringify({ uploadId: state.uploadId, parts, pending: bufferedBytes } satisfies S3StagingState);
     },
     close: async () => {
@@ -82,7 +79,9 @@ export async function openS3Staging(target: StagingTarget, text: string): Promis
 export async function completeS3Staging(target: StagingTarget, text: string, visibleAfter?: Promise<unknown>): Promise<number> {
   const state = parseState(text);
   const parts = [...state.parts];
-  if (state.pending > 0) parts.push(await uploadPart(target, state.uploadId, parts.length + 1, await readPending(target)));
+  // S3 completes no upload of zero parts: an empty staging's one part is empty (a last part may be).
+  if (state.pending > 0 || parts.length === 0)
+    parts.push(await uploadPart(target, state.uploadId, parts.length + 1, state.pending > 0 ? await readPending(target) : Buffer.alloc(0)));
   await visibleAfter;
   await target.client.send(
     new CompleteMultipartUploadCommand({
@@ -98,12 +97,16 @@ export async function completeS3Staging(target: StagingTarget, text: string, vis
 
 export async function abortS3Staging(target: StagingTarget, text: string): Promise<void> {
   const { uploadId } = parseState(text);
+  // The pending object first: without it the staging no longer opens, whatever follows.
+  await deletePending(target);
   try {
     await target.client.send(new AbortMultipartUploadCommand({ Bucket: target.bucket, Key: target.objectKey, UploadId: uploadId }));
   } catch (error) {
-    if ((error as { name?: string }).name !== 'NoSuchUpload') throw error;
+    const name = (error as { name?: string }).name;
+    // Already aborted; or a server that cannot abort uploads (s3rver answers MethodNotAllowed),
+    // whose parts are left to the bucket's lifecycle rule, as removeStaleUploads leaves them.
+    if (name !== 'NoSuchUpload' && name !== 'MethodNotAllowed' && name !== 'NotImplemented') throw error;
   }
-  await deletePending(target);
 }
 
 async function uploadPart(target: StagingTarget, uploadId: string, n: number, body: Buffer): Promise<StagedPart> {
@@ -122,10 +125,33 @@ async function uploadPart(target: StagingTarget, uploadId: string, n: number, bo
 }
 
 async function readPending(target: StagingTarget): Promise<Buffer> {
-  const answer = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: target.pendingKey }));
+  const answer = await target.client
+    .send(new GetObjectCommand({ Bucket: target.bucket, Key: target.pendingKey }))
+    .catch((error: unknown) => notFoundAsGone(error, target));
   const chunks: Buffer[] = [];
   for await (const chunk of answer.Body as Readable) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** Nothing is pending, but the staging must still exist: resolves with no bytes, or rejects with BlobNotFoundError. */
+async function pendingExists(target: StagingTarget): Promise<Buffer[]> {
+  await target.client
+    .send(new HeadObjectCommand({ Bucket: target.bucket, Key: target.pendingKey }))
+    .catch((error: unknown) => notFoundAsGone(error, target));
+  return [];
+}
+
+async function putPending(target: StagingTarget, chunks: Buffer[]): Promise<void> {
+  const body = Buffer.concat(chunks);
+  await target.client.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.pendingKey, Body: body, ContentLength: body.length }));
+}
+
+/** A missing pending object is a staging aborted or never begun (a missing bucket is not). */
+function notFoundAsGone(error: unknown, target: StagingTarget): never {
+  const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  if (name !== 'NoSuchBucket' && (name === 'NoSuchKey' || name === 'NotFound' || $metadata?.httpStatusCode === 404))
+    throw new BlobNotFoundError(target.objectKey);
+  throw error;
 }
 
 async function deletePending(target: StagingTarget): Promise<void> {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ResumableContent } from '../../content/index.js';
 import type { AppContext, Principal } from '../../context.js';
@@ -8,16 +8,8 @@ import { isoPlus, nowIso } from '../../lib/time.js';
 import { UploadHold } from '../accounts/upload-holds.js';
 import { recordUpload } from '../files/upload.use-case.js';
 import { loadFolderWithKeyChainFor, unwrapKeyChain } from '../folders/folders.keys.js';
-import {
-  findUpload,
-  markDone,
-  releaseLease,
-  renewLease,
-  saveProgress,
-  takeLease,
-  deleteUpload,
-  type UploadRow,
-} from './uploads.repository.js';
+import { withLease } from './upload-lease.js';
+import { deleteUpload, findUpload, markDone, saveProgress, type UploadRow } from './uploads.repository.js';
 import { extendHold, heldBytes } from './uploads.holds.js';
 
 export interface UploadPatch {
@@ -37,9 +29,6 @@ export interface UploadProgress {
   fileId?: string;
 }
 
-/** A write lease runs out this long after it was last renewed (a crashed instance's). */
-const LEASE_MS = 90 * 1000;
-
 /**
  * PATCH: appends a request's bytes at the offset the upload stands at, under the upload's lease
  * (423 while another request, on any instance, writes it). What arrived before the client left
@@ -47,36 +36,41 @@ const LEASE_MS = 90 * 1000;
  */
 export async function appendUpload(ctx: AppContext, principal: Principal, id: string, patch: UploadPatch): Promise<UploadProgress> {
   await liveUpload(ctx, principal, id);
-  return withLease(ctx, id, async (token) => {
-    const upload = await liveUpload(ctx, principal, id);
-    if (patch.offset !== upload.received) throw new AppError('UPLOAD_OFFSET_MISMATCH', `The upload stands at ${upload.received} bytes`);
-    const length = declaredLength(ctx, upload, patch.length);
-    const { folder, chain } = await loadFolderWithKeyChainFor(ctx.db, principal, upload.folder_id, 'edit');
-    const dataKey = unwrapKey(unwrapKeyChain(ctx.keyring, chain), upload.data_key_wrapped, upload.id);
-    const hold = new UploadHold(ctx.db, folder.owner_id, ctx.config, { id, held: await heldBytes(ctx.db, id), leaseMs: expiryMs(ctx) });
-    if (length !== undefined) await hold.take(length);
-    const appended = await ctx.content.resumable.append(contentOf(upload), dataKey, patch.body, {
-      length,
-      maxBytes: length ?? ctx.config.maxUploadBytes,
-      hold: length === undefined ? hold.cover : undefined,
-      verify: patch.checksum && checksumVerifier(patch.checksum),
-    });
-    const now = nowIso();
-    const { content } = appended;
-    const progress = {
-      received: content.received,
-      tail: content.tail.toString('base64'),
-      staging: content.staging,
-      length: length ?? null,
-    };
-    const expiresAt = isoPlus(now, expiryMs(ctx));
-    if (!(await saveProgress(ctx.db, id, token, { ...progress, updated_at: now, expires_at: expiresAt })))
-      throw new AppError('UPLOAD_BUSY', 'The upload was taken over by another request');
-    await extendHold(ctx.db, id, expiresAt);
-    if (length === undefined || content.received < length || appended.broken) return { offset: content.received, expiresAt };
-    const fileId = await finishUpload(ctx, principal, upload, content, dataKey);
-    return { offset: content.received, expiresAt, fileId };
-  });
+  return withLease(
+    ctx,
+    id,
+    () => patch.body.destroy(),
+    async (token) => {
+      const upload = await liveUpload(ctx, principal, id);
+      if (patch.offset !== upload.received) throw new AppError('UPLOAD_OFFSET_MISMATCH', `The upload stands at ${upload.received} bytes`);
+      const length = declaredLength(ctx, upload, patch.length);
+      const { folder, chain } = await loadFolderWithKeyChainFor(ctx.db, principal, upload.folder_id, 'edit');
+      const dataKey = unwrapKey(unwrapKeyChain(ctx.keyring, chain), upload.data_key_wrapped, upload.id);
+      const hold = new UploadHold(ctx.db, folder.owner_id, ctx.config, { id, held: await heldBytes(ctx.db, id), leaseMs: expiryMs(ctx) });
+      if (length !== undefined) await hold.take(length);
+      const appended = await ctx.content.resumable.append(contentOf(upload), dataKey, patch.body, {
+        length,
+        maxBytes: length ?? ctx.config.maxUploadBytes,
+        hold: length === undefined ? hold.cover : undefined,
+        verify: patch.checksum && checksumVerifier(patch.checksum),
+      });
+      const now = nowIso();
+      const { content } = appended;
+      const progress = {
+        received: content.received,
+        tail: content.tail.toString('base64'),
+        staging: content.staging,
+        length: length ?? null,
+      };
+      const expiresAt = isoPlus(now, expiryMs(ctx));
+      if (!(await saveProgress(ctx.db, id, token, { ...progress, updated_at: now, expires_at: expiresAt })))
+        throw new AppError('UPLOAD_BUSY', 'The upload was taken over by another request');
+      await extendHold(ctx.db, id, expiresAt);
+      if (length === undefined || content.received < length || appended.broken) return { offset: content.received, expiresAt };
+      const fileId = await finishUpload(ctx, principal, upload, content, dataKey);
+      return { offset: content.received, expiresAt, fileId };
+    },
+  );
 }
 
 /** The caller's upload, still open and not expired: 404 for anyone else's, 410 when finished or expired. */
@@ -86,21 +80,6 @@ export async function liveUpload(ctx: AppContext, principal: Principal, id: stri
   if (upload.state === 'done') throw new AppError('UPLOAD_FINISHED');
   if (upload.expires_at < nowIso()) throw new AppError('UPLOAD_EXPIRED');
   return upload;
-}
-
-/** Runs `work` holding the upload's write lease, renewed while it runs and released after. */
-export async function withLease<T>(ctx: AppContext, id: string, work: (token: string) => Promise<T>): Promise<T> {
-  const token = randomUUID();
-  if (!(await takeLease(ctx.db, id, token, nowIso(), isoPlus(nowIso(), LEASE_MS)))) throw new AppError('UPLOAD_BUSY');
-  const renewal = setInterval(() => {
-    renewLease(ctx.db, id, token, isoPlus(nowIso(), LEASE_MS)).catch(() => {});
-  }, LEASE_MS / 3);
-  try {
-    return await work(token);
-  } finally {
-    clearInterval(renewal);
-    await releaseLease(ctx.db, id, token);
-  }
 }
 
 /** The whole length: known since creation, or declared now (once, at least what arrived, within the limit). */

@@ -2,7 +2,8 @@ import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { nowIso } from '../../lib/time.js';
 import { UploadHold } from '../accounts/upload-holds.js';
-import { contentOf, withLease } from './append-upload.use-case.js';
+import { contentOf } from './append-upload.use-case.js';
+import { withLease } from './upload-lease.js';
 import { deleteUpload, expiredUploads, findUpload, listOpenUploads, type UploadRow } from './uploads.repository.js';
 
 /** An upload as HEAD and the listing describe it. */
@@ -40,7 +41,12 @@ export async function listUploads(ctx: AppContext, principal: Principal): Promis
 export async function cancelUpload(ctx: AppContext, principal: Principal, id: string): Promise<void> {
   const upload = await findUpload(ctx.db, principal.userId, id);
   if (!upload) throw new AppError('UPLOAD_NOT_FOUND');
-  await withLease(ctx, id, () => removeUpload(ctx, upload));
+  await withLease(
+    ctx,
+    id,
+    () => {},
+    () => removeUpload(ctx, upload),
+  );
 }
 
 /** The upkeep's step: removes uploads past their expiry (their bytes, holds and rows). */

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -75,10 +74,10 @@ export function uploadRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAs
         const length = creationLength(request);
         const id = await createUpload(ctx, principal, { length, metadata: metadataHeader(request) });
         reply.header('Location', `/api/uploads/${id}`);
-        const withBody = request.headers['content-type'] === OFFSET_STREAM && request.headers['content-length'] !== '0';
-        // An empty file has no byte for a PATCH to bring (tus-js-client sends none): it is made now.
-        if (!withBody && length !== 0) return sendProgress(reply.code(201), (await describeUpload(ctx, principal, id)).expiresAt);
-        const progress = await patch(ctx, metrics, request, id, 0, withBody ? request.raw : Readable.from([]));
+        // An empty file is whole at its creation: clients (tus-js-client among them) send it no PATCH.
+        const withBody = (request.headers['content-type'] === OFFSET_STREAM && request.headers['content-length'] !== '0') || length === 0;
+        if (!withBody) return sendProgress(reply.code(201), (await describeUpload(ctx, principal, id)).expiresAt);
+        const progress = await patch(ctx, metrics, request, id, 0);
         return sendProgress(reply.code(201), progress.expiresAt, progress);
       },
     );
@@ -125,7 +124,7 @@ function stateRoutes(app: UploadsApp, ctx: AppContext, metrics: Metrics): void {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `PATCH bodies must be ${OFFSET_STREAM}`);
       const offset = integerHeader(request.headers, 'upload-offset');
       if (offset === undefined) throw new AppError('UPLOAD_BAD_HEADER', 'Upload-Offset is required');
-      const progress = await patch(ctx, metrics, request, request.params.uploadId, offset, request.raw);
+      const progress = await patch(ctx, metrics, request, request.params.uploadId, offset);
       return sendProgress(reply.code(204), progress.expiresAt, progress);
     },
   );
@@ -155,21 +154,14 @@ function stateRoutes(app: UploadsApp, ctx: AppContext, metrics: Metrics): void {
   );
 }
 
-/** Appends `body` (the request's), counted as an upload in the metrics. */
-async function patch(
-  ctx: AppContext,
-  metrics: Metrics,
-  request: FastifyRequest,
-  id: string,
-  offset: number,
-  body: Readable,
-): Promise<UploadProgress> {
+/** Appends the request body, counted as an upload in the metrics. */
+async function patch(ctx: AppContext, metrics: Metrics, request: FastifyRequest, id: string, offset: number): Promise<UploadProgress> {
   metrics.uploadStarted();
   try {
     const progress = await appendUpload(ctx, principalOf(request), id, {
       offset,
       length: integerHeader(request.headers, 'upload-length'),
-      body,
+      body: request.raw,
       checksum: parseChecksum(request.headers),
     });
     if (progress.fileId) metrics.recordUploadedBytes(progress.offset);

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, authHeaders, errorOf, uploadFile, url } from '../api';
+import { ApiError, api, authHeaders, errorOf, url } from '../api';
 import { formatSize } from '../format';
 import { errorText, t } from '../i18n';
 import { openSink } from '../save';
 import { Alert, Dialog, Icon, notify, useLang } from '../ui';
+import { uploadFile } from '../upload';
 
 /** The account's storage from `/storage/status`, with the low-space warning. */
 export function StorageBar(props: { tick: number }) {
@@ -32,7 +33,7 @@ export function StorageBar(props: { tick: number }) {
   );
 }
 
-// ---- uploads: one request per file, each with its progress and its cancel button ----
+// ---- uploads: one tus upload per file, each with its progress and its cancel button ----
 
 export interface Upload {
   id: number;
@@ -41,6 +42,8 @@ export interface Upload {
   loaded: number;
   folderId: string;
   state: 'uploading' | 'done' | 'failed' | 'cancelled';
+  /** Waiting for the network (or the server) to come back; the upload goes on by itself. */
+  retrying?: boolean;
   error?: string;
   abort: () => void;
 }
@@ -65,9 +68,20 @@ function forgetLater(upload: Upload) {
 export function startUploads(folderId: string, files: File[]): void {
   for (const file of files) {
     const upload: Upload = { id: ++uploadSeq, name: file.name, size: file.size, loaded: 0, folderId, state: 'uploading', abort: () => {} };
-    const handle = uploadFile(folderId, file, (loaded) => {
-      upload.loaded = loaded;
-      publishUploads();
+    const handle = uploadFile(folderId, file, {
+      onProgress: (loaded) => {
+        upload.loaded = loaded;
+        publishUploads();
+      },
+      onResume: (offset, total) => {
+        upload.loaded = offset;
+        publishUploads();
+        notify(t('uploadResumed', { name: file.name, percent: Math.floor((offset * 100) / (total || 1)) }));
+      },
+      onRetrying: (waiting) => {
+        upload.retrying = waiting;
+        publishUploads();
+      },
     });
     upload.abort = handle.abort;
     uploads.push(upload);
@@ -128,7 +142,8 @@ export function UploadPanel(props: { onUploaded: () => void }) {
             <span class="upload-name">{u.name}</span>
             <progress max={u.size || 1} value={u.state === 'done' ? u.size || 1 : u.loaded} aria-label={u.name} />
             <span class="upload-state">
-              {u.state === 'uploading' && `${formatSize(u.loaded)} / ${formatSize(u.size)}`}
+              {u.state === 'uploading' && !u.retrying && `${formatSize(u.loaded)} / ${formatSize(u.size)}`}
+              {u.state === 'uploading' && u.retrying && t('uploadRetrying')}
               {u.state === 'done' && t('uploadDone')}
               {u.state === 'failed' && t('uploadFailed', { message: u.error ?? '' })}
               {u.state === 'cancelled' && t('uploadCancelled')}

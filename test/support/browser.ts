@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, type TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { buildWeb } from '../../scripts/build-web.mjs';
+import type { Config } from '../../src/config.js';
+import type { DialectName } from '../../src/db/database.js';
+import { build } from '../helper.js';
+import { freePort } from './raw-http.js';
+
+// The web application in a real browser: Debian's chromium driven by playwright-core, against the
+// real server listening on a port. Screenshots go to test-results/.
+
+const CHROMIUM = process.env.COFFRE_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = path.resolve('test-results');
+const inCi = /^(1|true)$/i.test(process.env.CI ?? '');
+
+// One build of the bundle per test file, into a folder of its own (dist/web is left alone).
+const webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-web-'));
+let built: Promise<string> | null = null;
+const buildOnce = () => (built ??= buildWeb({ outDir: webRoot, minify: false }));
+after(() => fs.rmSync(webRoot, { recursive: true, force: true }));
+
+/** A browser when the Debian chromium is installed; in CI its absence fails the test. */
+export async function launch(t: TestContext): Promise<Browser | null> {
+  if (!fs.existsSync(CHROMIUM)) {
+    assert.ok(!inCi, `${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
+    t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
+    return null;
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  t.after(() => browser.close());
+  return browser;
+}
+
+/** A fresh context (no storage shared with the others) whose page fails the test on a CSP violation. */
+export async function newPage(
+  browser: Browser,
+  violations: string[],
+  options: Parameters<Browser['newContext']>[0] = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ locale: 'en-US', acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...options });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) violations.push(msg.text());
+  });
+  page.on('pageerror', (error) => violations.push(`page error: ${error.message}`));
+  return { context, page };
+}
+
+/** Saves numbered full-page screenshots as test-results/<prefix>-NN-<name>.png. */
+export function screenshots(prefix: string) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  let shot = 0;
+  return (page: Page, name: string) =>
+    page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
+
+/** The real server serving the built web app on a free port (its public URL on that port), and a browser. */
+export async function startServer(
+  t: TestContext,
+  dialect: DialectName,
+  config: Partial<Config> = {},
+): Promise<{ browser: Browser; base: string; app: FastifyInstance } | null> {
+  const browser = await launch(t);
+  if (!browser) return null;
+  const root = await buildOnce();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
+  await app.listen({ port, host: '127.0.0.1' });
+  return { browser, base, app };
+}
