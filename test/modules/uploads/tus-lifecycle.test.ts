@@ -161,7 +161,7 @@ for (const dialect of DIALECTS) {
       assert.ok((await tus.download(fileId)).equals(whole));
     });
 
-    it('a PATCH while another PATCH of the upload still sends its body is 423 UPLOAD_BUSY, on any instance; the first then finishes', async (t) => {
+    it('a PATCH or DELETE on another instance while a PATCH still sends its body is 423 UPLOAD_BUSY; the first then finishes', async (t) => {
       const test = await tusSetup(t, dialect);
       const { app, tus, folderId, user } = test;
       const data = randomBytes(300_000);
@@ -172,10 +172,8 @@ for (const dialect of DIALECTS) {
         await connection.send(patchHead(url, user.token, 0, data.length));
         await connection.send(data.subarray(0, 150_000));
         await eventually(async () => assert.notEqual((await uploadRow(test, url))!.lock_token, '', 'the first PATCH holds the lease'));
-        assertTus(await tus.patch(url, 0, data), 423, 'UPLOAD_BUSY');
-        assertTus(await elsewhere.patch(url, 0, data), 423, 'UPLOAD_BUSY', 'on the other instance');
-        assertTus(await tus.remove(url), 423, 'UPLOAD_BUSY', 'DELETE');
-        assertTus(await elsewhere.remove(url), 423, 'UPLOAD_BUSY', 'DELETE on the other instance');
+        assertTus(await elsewhere.patch(url, 0, data), 423, 'UPLOAD_BUSY', 'PATCH');
+        assertTus(await elsewhere.remove(url), 423, 'UPLOAD_BUSY', 'DELETE');
         const head = await elsewhere.head(url);
         assertTus(head, 200, undefined, 'HEAD is not held up');
         assert.equal(head.headers['upload-offset'], '0');
@@ -187,6 +185,48 @@ for (const dialect of DIALECTS) {
         assert.ok((await elsewhere.download(answer.headers['coffre-file-id'])).equals(data));
         assert.equal((await elsewhere.head(url)).headers['coffre-file-id'], answer.headers['coffre-file-id']);
       }).finally(() => connection.close());
+    });
+
+    it('a newer PATCH on the same instance stops the older one, whose bytes are kept: the newer one learns the offset (409), then resumes', async (t) => {
+      const test = await tusSetup(t, dialect);
+      const { app, tus, folderId, user } = test;
+      const data = randomBytes(300_000);
+      const url = await createdUpload(tus, folderId, 'stopped.bin', data.length);
+      const connection = await connect(await listen(app));
+      try {
+        await connection.send(patchHead(url, user.token, 0, data.length));
+        await connection.send(data.subarray(0, 150_000));
+        await eventually(async () => assert.notEqual((await uploadRow(test, url))!.lock_token, ''));
+        // The client came back over a new connection, its offset from before the older request.
+        assertTus(await tus.patch(url, 0, data), 409, 'UPLOAD_OFFSET_MISMATCH', 'not 423: the older request was stopped');
+        const offset = Number((await tus.head(url)).headers['upload-offset']);
+        assert.ok(offset <= 150_000, `kept ${offset} of the 150000 bytes the older request brought`);
+        const older = await connection.answer(5000);
+        assert.ok(older.closedByServer || older.status === 204, `the older request: ${older.status} ${older.body}`);
+        if (older.status === 204) assert.equal(older.headers['upload-offset'], String(offset));
+        await assertResumable(tus, url, data, offset);
+      } finally {
+        connection.close();
+      }
+    });
+
+    it('a DELETE on the same instance while a PATCH still sends its body stops it and terminates the upload', async (t) => {
+      const test = await tusSetup(t, dialect);
+      const { app, tus, folderId, user } = test;
+      const url = await createdUpload(tus, folderId, 'cancelled.bin', 300_000);
+      const blobId = (await uploadRow(test, url))!.blob_id;
+      const connection = await connect(await listen(app));
+      try {
+        await connection.send(patchHead(url, user.token, 0, 300_000));
+        await connection.send(randomBytes(150_000));
+        await eventually(async () => assert.notEqual((await uploadRow(test, url))!.lock_token, ''));
+        assertTus(await tus.remove(url), 204);
+        assertTus(await tus.head(url), 404);
+        assert.equal(staged(test, blobId), false, 'its bytes are gone');
+        assert.deepEqual(await heldNow(test.database, user.id), { used: 0, held: 0, rows: [] });
+      } finally {
+        connection.close();
+      }
     });
 
     it('an upload begun on one instance is continued and finished on another', async (t) => {
