@@ -21,7 +21,10 @@
  *   detachBuffers(arrayBuffers) -> the ArrayBuffers detached: their memory is freed now, not at the
  *          garbage collection that would find them dead (for an upload's body chunks, often a full
  *          one: see src/content/file-encrypt-stream.ts); views of them read as empty afterwards
- *   sha256() -> a SHA-256 context
+ *   sha256(midstate?) -> a SHA-256 context, new, or resuming a midstate
+ *   sha256Midstate(context) -> Buffer: 40 bytes, the state words H0..H7 then the count of bytes
+ *          hashed (64-bit), all big-endian; only at a 64-byte boundary (a resumable upload
+ *          hashes whole segments, and keeps this between requests and instances)
  *   sha256Update(context, chunks) -> Promise<void>: hashes the chunks' bytes, in order, on the
  *          threadpool; one update at a time per context (a second one throws)
  *   sha256Digest(context) -> Buffer: the 32-byte digest; the context is then spent
@@ -30,9 +33,13 @@
  * promise settles.
  */
 #define _GNU_SOURCE
+/* The low-level SHA-256 API (deprecated, not removed, in OpenSSL 3) is the one whose state can be
+ * read and set: EVP's context is opaque. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "coffre.h"
 #include <errno.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -208,9 +215,11 @@ static napi_value seal_write_call(napi_env env, napi_callback_info info) {
 
 /* A SHA-256 context; `busy` while an update job uses it. */
 struct hash_context {
-  EVP_MD_CTX *md;
+  SHA256_CTX sha;
   int busy, spent;
 };
+
+#define MIDSTATE_BYTES 40
 
 struct hash_job {
   napi_async_work work;
@@ -226,19 +235,55 @@ struct hash_job {
 static void free_hash_context(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
-  struct hash_context *context = data;
-  EVP_MD_CTX_free(context->md);
-  free(context);
+  free(data);
+}
+
+static uint32_t read_be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+static void write_be32(unsigned char *p, uint32_t v) {
+  p[0] = v >> 24;
+  p[1] = v >> 16;
+  p[2] = v >> 8;
+  p[3] = v;
+}
+
+/* Sets a fresh context to a midstate (see the exports); 0 when the midstate is malformed. */
+static int resume_midstate(SHA256_CTX *sha, const unsigned char *midstate, size_t length) {
+  if (length != MIDSTATE_BYTES) return 0;
+  uint64_t bytes = (uint64_t)read_be32(midstate + 32) << 32 | read_be32(midstate + 36);
+  if (bytes % 64 != 0 || bytes > UINT64_MAX / 8) return 0;
+  for (int i = 0; i < 8; i++) sha->h[i] = read_be32(midstate + 4 * i);
+  sha->Nl = (uint32_t)(bytes * 8);
+  sha->Nh = (uint32_t)((bytes * 8) >> 32);
+  sha->num = 0;
+  return 1;
 }
 
 static napi_value sha256_call(napi_env env, napi_callback_info info) {
-  (void)info;
-  napi_value result;
+  size_t argc = 1;
+  napi_value argv[1], result;
+  void *midstate = NULL;
+  size_t midstate_length = 0;
+  bool is_buffer = false;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return fail(env, "sha256(midstate?)");
+  if (argc >= 1 && (napi_is_buffer(env, argv[0], &is_buffer) != napi_ok || !is_buffer ||
+                    napi_get_buffer_info(env, argv[0], &midstate, &midstate_length) != napi_ok)) {
+    napi_valuetype type;
+    if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_undefined) {
+      napi_throw_type_error(env, NULL, "sha256(midstate?): the midstate must be a Buffer");
+      return NULL;
+    }
+    midstate = NULL;
+  }
   struct hash_context *context = calloc(1, sizeof *context);
-  if (context == NULL || (context->md = EVP_MD_CTX_new()) == NULL || EVP_DigestInit_ex(context->md, EVP_sha256(), NULL) != 1) {
-    if (context) EVP_MD_CTX_free(context->md);
+  if (context == NULL || SHA256_Init(&context->sha) != 1) {
     free(context);
     return fail(env, "SHA-256 is not available");
+  }
+  if (midstate != NULL && !resume_midstate(&context->sha, midstate, midstate_length)) {
+    free(context);
+    napi_throw_range_error(env, NULL, "sha256(midstate): not a midstate at a 64-byte boundary");
+    return NULL;
   }
   if (napi_create_external(env, context, free_hash_context, NULL, &result) != napi_ok) {
     free_hash_context(env, context, NULL);
@@ -265,7 +310,7 @@ static struct hash_context *idle_context(napi_env env, napi_value value) {
 static void hash_update(napi_env env, void *data) {
   (void)env;
   struct hash_job *job = data;
-  for (size_t i = 0; i < job->count && !job->failed; i++) job->failed = EVP_DigestUpdate(job->context->md, job->chunks[i].iov_base, job->chunks[i].iov_len) != 1;
+  for (size_t i = 0; i < job->count && !job->failed; i++) job->failed = SHA256_Update(&job->context->sha, job->chunks[i].iov_base, job->chunks[i].iov_len) != 1;
 }
 
 static void free_hash_job(napi_env env, struct hash_job *job) {
@@ -321,7 +366,6 @@ static napi_value sha256_digest_call(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], result;
   void *digest;
-  unsigned int length;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
     napi_throw_type_error(env, NULL, "sha256Digest(context)");
     return NULL;
@@ -330,7 +374,27 @@ static napi_value sha256_digest_call(napi_env env, napi_callback_info info) {
   if (context == NULL) return NULL;
   if (napi_create_buffer(env, DIGEST_BYTES, &digest, &result) != napi_ok) return fail(env, "out of memory");
   context->spent = 1;
-  if (EVP_DigestFinal_ex(context->md, digest, &length) != 1 || length != DIGEST_BYTES) return fail(env, "SHA-256 failed");
+  if (SHA256_Final(digest, &context->sha) != 1) return fail(env, "SHA-256 failed");
+  return result;
+}
+
+static napi_value sha256_midstate_call(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  void *data;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
+    napi_throw_type_error(env, NULL, "sha256Midstate(context)");
+    return NULL;
+  }
+  struct hash_context *context = idle_context(env, argv[0]);
+  if (context == NULL) return NULL;
+  if (context->sha.num != 0) return fail(env, "sha256Midstate: the bytes hashed are not a multiple of 64");
+  if (napi_create_buffer(env, MIDSTATE_BYTES, &data, &result) != napi_ok) return fail(env, "out of memory");
+  unsigned char *out = data;
+  uint64_t bytes = ((uint64_t)context->sha.Nh << 32 | context->sha.Nl) / 8;
+  for (int i = 0; i < 8; i++) write_be32(out + 4 * i, context->sha.h[i]);
+  write_be32(out + 32, (uint32_t)(bytes >> 32));
+  write_be32(out + 36, (uint32_t)bytes);
   return result;
 }
 
@@ -360,5 +424,6 @@ static napi_value detach_buffers_call(napi_env env, napi_callback_info info) {
 
 int register_seal_write(napi_env env, napi_value exports) {
   return export_function(env, exports, "sealWrite", seal_write_call) && export_function(env, exports, "detachBuffers", detach_buffers_call) && export_function(env, exports, "sha256", sha256_call) &&
-         export_function(env, exports, "sha256Update", sha256_update_call) && export_function(env, exports, "sha256Digest", sha256_digest_call);
+         export_function(env, exports, "sha256Update", sha256_update_call) && export_function(env, exports, "sha256Digest", sha256_digest_call) &&
+         export_function(env, exports, "sha256Midstate", sha256_midstate_call);
 }

@@ -5,6 +5,7 @@ import type { CryptoEngineChoice } from '../config.js';
 import type { DurableFiles } from '../blobs/fs/durable-files.js';
 import type { SegmentAead } from './aead.js';
 import type { SegmentRange, StreamHeader } from './format.js';
+import type { ResumableSha256 } from './sha256-midstate.js';
 
 export type CryptoEngineName = Exclude<CryptoEngineChoice, 'auto'>;
 
@@ -54,6 +55,11 @@ export interface CryptoEngine {
    * once the stream ends or is destroyed.
    */
   openFile(file: FileHandle, dataKey: Buffer, header: StreamHeader, range: SegmentRange): Readable;
+  /**
+   * A SHA-256 whose state can be saved and carried on from, by either engine (a resumable
+   * upload's, sha256-midstate.ts), new or from a midstate.
+   */
+  sha256(midstate?: Buffer): ResumableSha256;
   /** The filesystem store's durable small writes and directory syncs. */
   readonly durableFiles: DurableFiles;
 }

@@ -37,9 +37,10 @@ export interface NativeAddon {
     withHeader: boolean,
   ): Promise<number>;
   detachBuffers(buffers: ArrayBuffer[]): number;
-  sha256(): object;
+  sha256(midstate?: Buffer): object;
   sha256Update(context: object, chunks: Uint8Array[]): Promise<void>;
   sha256Digest(context: object): Buffer;
+  sha256Midstate(context: object): Buffer;
 }
 
 /** Where scripts/build-native.mjs leaves the build, seen from src/content or dist/src/content; null when it is absent. */

@@ -34,6 +34,16 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
     },
 
     openFile: (file, dataKey, header, range) => new FileDecryptStream(addon, file, dataKey, header, range),
+
+    sha256(midstate) {
+      // The addon hashes on the threadpool: the event loop goes on reading the request meanwhile.
+      const context = addon.sha256(midstate);
+      return {
+        update: (chunks) => addon.sha256Update(context, chunks),
+        midstate: () => addon.sha256Midstate(context),
+        digest: () => addon.sha256Digest(context),
+      };
+    },
   };
 }
 

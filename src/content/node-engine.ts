@@ -8,6 +8,7 @@ import { nodeAead } from './aead.js';
 import { CodecStream } from './codec-stream.js';
 import { RangeOpener, Sealer } from './codecs.js';
 import { DEFAULT_SEGMENT_LOG2, newHeader } from './format.js';
+import { JsSha256 } from './sha256-midstate.js';
 import type { CryptoEngine } from './engine.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
@@ -28,6 +29,8 @@ export const nodeEngine: CryptoEngine = {
     await pipeline(source, seal, writer).finally(() => closed(writer));
     return { size: seal.inputBytes, checksum: sealer.checksum! };
   },
+
+  sha256: (midstate) => new JsSha256(midstate),
 
   openFile(file: FileHandle, dataKey, header, range) {
     const stored = file.createReadStream({ start: range.storedStart, end: range.storedEnd, highWaterMark: READ_HIGH_WATER_MARK });

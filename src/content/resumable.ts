@@ -1,6 +1,5 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { createSHA256, type IHasher } from 'hash-wasm';
 import type { BlobStore, PutOptions } from '../blobs/blob-store.js';
 import { newBlobKey } from '../blobs/blob-keys.js';
 import { newKey } from '../crypto/key-wrap.js';
@@ -8,12 +7,13 @@ import { AppError } from '../errors.js';
 import { nodeAead, type SegmentAead } from './aead.js';
 import type { CryptoEngine } from './engine.js';
 import { CipherFormatError, TAG_BYTES, newHeader, parseHeader, sealedSize, segmentNonce, type StreamHeader } from './format.js';
+import { MIDSTATE_BYTES, type ResumableSha256 } from './sha256-midstate.js';
 
 /**
  * A blob written over many requests (a resumable upload), in the stored format from its first
- * byte: whole segments are sealed as they arrive and appended to the blob store's staging; the
- * plaintext of the segment not yet whole, and the SHA-256 state of everything received, are kept
- * sealed in `tail`, never in clear. Whoever keeps this (a database row) can continue it anywhere.
+ * byte: whole segments are sealed as they arrive and appended to the blob store's staging, and
+ * hashed; the plaintext of the segment not yet whole, and the SHA-256 midstate of the sealed ones
+ * (sha256-midstate.ts), are kept sealed in `tail`, never in clear. Whoever keeps this (a database row) can continue it anywhere.
  */
 export interface ResumableContent {
   blobId: string;
@@ -57,7 +57,7 @@ interface ResumableParts {
 const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
 
 /** A new, empty resumable blob: its data key (the caller keeps it wrapped) and its state. */
-export async function beginResumable({ blobs }: ResumableParts): Promise<{ content: ResumableContent; dataKey: Buffer }> {
+export async function beginResumable({ blobs, engine }: ResumableParts): Promise<{ content: ResumableContent; dataKey: Buffer }> {
   const dataKey = newKey();
   const header = newHeader();
   const blobId = newBlobKey();
@@ -66,9 +66,8 @@ export async function beginResumable({ blobs }: ResumableParts): Promise<{ conte
   try {
     await writer.write([Buffer.from(header.bytes)]);
     const committed = await writer.commit();
-    const hasher = await createSHA256();
     const content = { blobId, header: header.bytes, received: 0, staging: committed, tail: Buffer.alloc(0) };
-    return { content: { ...content, tail: sealTail(dataKey, content, hasher.init().save(), Buffer.alloc(0)) }, dataKey };
+    return { content: { ...content, tail: sealTail(dataKey, content, engine.sha256().midstate(), Buffer.alloc(0)) }, dataKey };
   } finally {
     await writer.close();
   }
@@ -86,9 +85,11 @@ export async function appendResumable(
   limits: AppendLimits,
 ): Promise<Appended> {
   const header = parseHeader(content.header);
-  const state = await openTail(dataKey, content, header.segmentSize);
+  const state = openTail(engine, dataKey, content, header.segmentSize);
   const segments = new SegmentSealer(engine.aead(dataKey), header, state.pending, content.received);
   const verifier = limits.verify?.();
+  // Sealed segments are written and hashed together (both on the threadpool with the native engine).
+  const flush = () => Promise.all([writer.write(segments.takeSealed()), state.hash.update(segments.takePlain())]);
   const writer = await blobs.openStaging(content.blobId, content.staging);
   let broken = false;
   try {
@@ -105,15 +106,14 @@ export async function appendResumable(
       if (received > limits.maxBytes) throw new AppError('UPLOAD_LENGTH_EXCEEDED', `This upload takes at most ${limits.maxBytes} bytes`);
       await limits.hold?.(received);
       verifier?.update(chunk);
-      state.hasher.update(chunk);
       segments.add(chunk, limits.length);
-      if (segments.sealedBytes >= WRITE_BATCH_BYTES) await writer.write(segments.takeSealed());
+      if (segments.sealedBytes >= WRITE_BATCH_BYTES) await flush();
     }
     if (verifier && (broken || !verifier.matches())) throw new AppError('UPLOAD_CHECKSUM_MISMATCH');
-    await writer.write(segments.takeSealed());
+    await flush();
     const staging = await writer.commit();
     const next = { ...content, received, staging };
-    return { content: { ...next, tail: sealTail(dataKey, next, state.hasher.save(), segments.pendingBytes()) }, broken };
+    return { content: { ...next, tail: sealTail(dataKey, next, state.hash.midstate(), segments.pendingBytes()) }, broken };
   } finally {
     await writer.close();
   }
@@ -126,12 +126,12 @@ export async function appendResumable(
 export async function finishResumable(parts: ResumableParts, content: ResumableContent, dataKey: Buffer) {
   const { blobs, engine, recordUploading } = parts;
   const header = parseHeader(content.header);
-  const state = await openTail(dataKey, content, header.segmentSize);
+  const state = openTail(engine, dataKey, content, header.segmentSize);
   const segments = new SegmentSealer(engine.aead(dataKey), header, state.pending, content.received);
   const writer = await blobs.openStaging(content.blobId, content.staging);
   let staging: string;
   try {
-    await writer.write(segments.sealFinal());
+    await Promise.all([writer.write(segments.sealFinal()), state.hash.update(segments.takePlain())]);
     staging = await writer.commit();
   } finally {
     await writer.close();
@@ -139,7 +139,7 @@ export async function finishResumable(parts: ResumableParts, content: ResumableC
   const put: PutOptions = { visibleAfter: recordUploading(content.blobId), durableLater: true };
   const stored = await blobs.completeStaging(content.blobId, staging, put);
   if (stored.size !== sealedSize(content.received, header.segmentSize)) throw new CipherFormatError('the staged blob has the wrong length');
-  const checksum = `sha256:${state.hasher.digest('hex')}`;
+  const checksum = `sha256:${state.hash.digest().toString('hex')}`;
   return { blobId: content.blobId, dataKey, size: content.received, storedSize: stored.size, checksum, durable: stored.durable };
 }
 
@@ -153,6 +153,8 @@ class SegmentSealer {
   private pending: Buffer[] = [];
   private pendingLength = 0;
   private sealed: Buffer[] = [];
+  /** The plaintext of the segments sealed since the last takePlain, for the hash. */
+  private plain: Buffer[] = [];
   sealedBytes = 0;
   private readonly nonce = Buffer.alloc(12);
   /** Index of the first segment not sealed yet. */
@@ -178,7 +180,7 @@ class SegmentSealer {
       this.seal(size, false);
   }
 
-  /** The last segment, whatever it holds (an empty content has one, empty, final segment). */
+  /** The last segment, whatever it holds (an empty content has one, empty, final segment); its plaintext waits in takePlain. */
   sealFinal(): Buffer[] {
     this.seal(this.pendingLength, true);
     return this.takeSealed();
@@ -191,24 +193,45 @@ class SegmentSealer {
     return sealed;
   }
 
+  takePlain(): Buffer[] {
+    const plain = this.plain;
+    this.plain = [];
+    return plain;
+  }
+
   pendingBytes(): Buffer {
     return Buffer.concat(this.pending, this.pendingLength);
   }
 
   private seal(bytes: number, final: boolean): void {
-    const all = this.pendingBytes();
+    const plain = this.take(bytes);
     const out = Buffer.allocUnsafe(bytes + TAG_BYTES);
-    this.aead.seal(
-      segmentNonce(this.header.noncePrefix, this.index++, final, this.nonce),
-      this.header.bytes,
-      all.subarray(0, bytes),
-      out,
-      0,
-    );
-    this.pending = bytes < all.length ? [all.subarray(bytes)] : [];
-    this.pendingLength = all.length - bytes;
+    this.aead.seal(segmentNonce(this.header.noncePrefix, this.index++, final, this.nonce), this.header.bytes, plain, out, 0);
+    this.plain.push(plain);
     this.sealed.push(out);
     this.sealedBytes += out.length;
+  }
+
+  /** The first `bytes` pending bytes: a view when one chunk holds them, else a copy of just them. */
+  private take(bytes: number): Buffer {
+    this.pendingLength -= bytes;
+    const first = this.pending[0];
+    if (first && first.length >= bytes) {
+      this.pending[0] = first.subarray(bytes);
+      if (this.pending[0].length === 0) this.pending.shift();
+      return first.subarray(0, bytes);
+    }
+    const taken = Buffer.allocUnsafe(bytes);
+    let at = 0;
+    while (at < bytes) {
+      const piece = this.pending[0];
+      const n = Math.min(piece.length, bytes - at);
+      piece.copy(taken, at, 0, n);
+      at += n;
+      if (n === piece.length) this.pending.shift();
+      else this.pending[0] = piece.subarray(n);
+    }
+    return taken;
   }
 }
 
@@ -225,14 +248,11 @@ function tailAad(content: Pick<ResumableContent, 'header' | 'received'>): Buffer
 }
 
 /**
- * The tail record: a random nonce, then AES-256-GCM of (uint16 length of the hash state, the
- * SHA-256 state, the plaintext not yet in a sealed segment).
+ * The tail record: a random nonce, then AES-256-GCM of (the SHA-256 midstate of the sealed
+ * segments' plaintext, 40 bytes; the plaintext not yet in a sealed segment).
  */
-function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'received'>, hashState: Uint8Array, pending: Buffer): Buffer {
-  const plaintext = Buffer.alloc(2 + hashState.length + pending.length);
-  plaintext.writeUInt16BE(hashState.length, 0);
-  plaintext.set(hashState, 2);
-  pending.copy(plaintext, 2 + hashState.length);
+function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'received'>, midstate: Buffer, pending: Buffer): Buffer {
+  const plaintext = Buffer.concat([midstate, pending]);
   const nonce = randomBytes(12);
   const out = Buffer.allocUnsafe(12 + plaintext.length + TAG_BYTES);
   nonce.copy(out, 0);
@@ -240,7 +260,12 @@ function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'r
   return out;
 }
 
-async function openTail(dataKey: Buffer, content: ResumableContent, segmentSize: number): Promise<{ hasher: IHasher; pending: Buffer }> {
+function openTail(
+  engine: CryptoEngine,
+  dataKey: Buffer,
+  content: ResumableContent,
+  segmentSize: number,
+): { hash: ResumableSha256; pending: Buffer } {
   const record = content.tail;
   const plaintext = Buffer.alloc(Math.max(0, record.length - 12 - TAG_BYTES));
   if (
@@ -248,12 +273,10 @@ async function openTail(dataKey: Buffer, content: ResumableContent, segmentSize:
     nodeAeadFor(tailKey(dataKey)).open(record.subarray(0, 12), tailAad(content), record.subarray(12), plaintext, 0) < 0
   )
     throw new CipherFormatError('the upload tail does not authenticate');
-  const stateLength = plaintext.readUInt16BE(0);
-  const pending = plaintext.subarray(2 + stateLength);
-  if (pending.length > segmentSize || pending.length > content.received) throw new CipherFormatError('the upload tail is too long');
-  const hasher = await createSHA256();
-  hasher.load(plaintext.subarray(2, 2 + stateLength));
-  return { hasher, pending };
+  const pending = plaintext.subarray(MIDSTATE_BYTES);
+  if (plaintext.length < MIDSTATE_BYTES || pending.length > segmentSize || pending.length > content.received)
+    throw new CipherFormatError('the upload tail is malformed');
+  return { hash: engine.sha256(plaintext.subarray(0, MIDSTATE_BYTES)), pending };
 }
 
 /** The tail is sealed by node:crypto whatever the engine: it is one small record per request. */

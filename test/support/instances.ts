@@ -3,6 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { openDatabase } from '../../src/db/database.js';
+import { PG_URL, databaseUrlFor, newSchemaName } from '../helper.js';
+import { startTestS3 } from './s3.js';
 
 /** One real Coffre server process (`node --import tsx src/main.ts`), on a port of its own. */
 export interface Instance {
@@ -109,4 +115,43 @@ export async function http(
   let parsed: unknown = raw;
   if ((res.headers.get('content-type') ?? '').includes('json') && raw.length > 0) parsed = JSON.parse(raw.toString('utf8'));
   return { status: res.status, headers: res.headers, body: parsed, raw };
+}
+
+/** Server processes sharing one database and one blob store, and the objects of that store. */
+export interface SharedInstances {
+  instances: Instance[];
+  /** Every object of the shared S3 bucket, read whole. */
+  bucketObjects(): Promise<Buffer[]>;
+}
+
+/**
+ * Server processes named `names` over one new PostgreSQL schema (they migrate it) and one S3
+ * bucket (test/support/s3.ts), with one master key: what scale-out runs on. All are stopped, and
+ * the store closed, when the test ends.
+ */
+export async function startSharedInstances(t: TestContext, names: string[]): Promise<SharedInstances> {
+  const s3 = await startTestS3();
+  const database = await openDatabase({ url: PG_URL, pgSchema: newSchemaName(), poolSize: 1 });
+  const { bucket } = await s3.newBucket();
+  const env = {
+    ...s3.env,
+    DATABASE_URL: databaseUrlFor(database)!,
+    COFFRE_BLOB_STORE: `s3://${bucket}?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1&forcePathStyle=true`,
+    COFFRE_MASTER_KEY: randomBytes(32).toString('hex'),
+    COFFRE_REGISTRATION: 'open',
+    LOG_LEVEL: 'warn',
+  };
+  const started = await Promise.allSettled(names.map((name) => startInstance(name, env)));
+  t.after(async () => {
+    await Promise.all(started.map((i) => (i.status === 'fulfilled' ? i.value.stop() : undefined)));
+    await database.close();
+    await s3.close();
+  });
+  const instances = started.map((i) => {
+    if (i.status === 'rejected') throw i.reason;
+    return i.value;
+  });
+  const read = async (Key: string) =>
+    Buffer.from(await (await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key }))).Body!.transformToByteArray());
+  return { instances, bucketObjects: async () => Promise.all((await s3.listKeys(bucket)).map(read)) };
 }

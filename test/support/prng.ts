@@ -9,3 +9,10 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** `size` bytes from the generator, 32 bits a step (fast enough for files of tens of MiB). */
+export function prngBytes(random: () => number, size: number): Buffer {
+  const words = new Uint32Array(Math.ceil(size / 4));
+  for (let i = 0; i < words.length; i++) words[i] = (random() * 0x1_0000_0000) >>> 0;
+  return Buffer.from(words.buffer, 0, size);
+}

@@ -29,9 +29,9 @@ export async function describeUpload(ctx: AppContext, principal: Principal, id: 
   return summary(upload);
 }
 
-/** The caller's unfinished uploads, newest first. */
+/** The caller's unfinished uploads not past their expiry, newest first. */
 export async function listUploads(ctx: AppContext, principal: Principal): Promise<UploadSummary[]> {
-  return (await listOpenUploads(ctx.db, principal.userId)).map(summary);
+  return (await listOpenUploads(ctx.db, principal.userId, nowIso())).map(summary);
 }
 
 /**

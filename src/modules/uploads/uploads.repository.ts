@@ -19,13 +19,17 @@ export async function findUpload(db: DbOrTrx, userId: string, id: string): Promi
   return row && toUpload(row);
 }
 
-/** The caller's unfinished uploads, newest first. */
-export async function listOpenUploads(db: Db, userId: string): Promise<UploadRow[]> {
+/**
+ * The caller's unfinished uploads that may still be continued, newest first: one past its expiry
+ * answers 410 until the upkeep removes it, so it is not offered.
+ */
+export async function listOpenUploads(db: Db, userId: string, now: string): Promise<UploadRow[]> {
   const rows = await db
     .selectFrom('resumable_uploads')
     .selectAll()
     .where('user_id', '=', userId)
     .where('state', '=', 'open')
+    .where('expires_at', '>=', now)
     .orderBy('created_at', 'desc')
     .execute();
   return rows.map(toUpload);

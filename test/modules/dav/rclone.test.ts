@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { DIALECTS } from '../../helper.js';
 import { coffreDav, describeRclone, rcloneClient, requireTool, tempDir, type RcloneRun } from '../../support/dav-clients.js';
-import { prng } from '../../support/prng.js';
+import { prng, prngBytes } from '../../support/prng.js';
 
 // rclone (Debian `rclone`, its WebDAV backend with vendor `other`) syncing a tree of 1,000+ files
 // up to /dav/ and back: the copy comes back byte for byte, a second sync transfers nothing, and
@@ -39,13 +39,6 @@ interface Tree {
   folders: string[];
 }
 
-/** Fills `size` bytes from the generator (32 bits a step: fast enough for the 20 MiB file). */
-function bytes(random: () => number, size: number): Buffer {
-  const words = new Uint32Array(Math.ceil(size / 4));
-  for (let i = 0; i < words.length; i++) words[i] = (random() * 0x1_0000_0000) >>> 0;
-  return Buffer.from(words.buffer, 0, size);
-}
-
 /**
  * Mostly small files (a few empty ones, most under 64 KiB), a handful of 1–4 MiB and one of
  * exactly 20 MiB: about 47 MiB in all, so that a sync both ways stays well within two minutes.
@@ -76,7 +69,7 @@ function makeTree(root: string, seed: number): Tree {
     const name = path.posix.join(folder, `${pick(WORDS)} ${i}${pick(EXTENSIONS)}`);
     const size = sizeOf(random, i);
     fs.mkdirSync(path.join(root, folder), { recursive: true });
-    fs.writeFileSync(path.join(root, name), bytes(random, size));
+    fs.writeFileSync(path.join(root, name), prngBytes(random, size));
     files.set(name, size);
   }
   return { files, folders: folders.slice(1) };

@@ -14,12 +14,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../../../src/app.js';
 import { FsBlobStore } from '../../../src/blobs/fs/fs-blob-store.js';
 import type { AppContext } from '../../../src/context.js';
-import type { DatabaseHandle } from '../../../src/db/database.js';
 import { maintenanceRound } from '../../../src/jobs.js';
 import { isoPlus, nowIso } from '../../../src/lib/time.js';
 import { UploadHold } from '../../../src/modules/accounts/upload-holds.js';
 import { DIALECTS, build, signUp, type TestApp, type TestUser } from '../../helper.js';
 import { rootFolderId } from '../../support/files.js';
+import { heldNow } from '../../support/holds.js';
 import { connect, listen, tempFiles, type RawAnswer, type RawConnection } from '../../support/raw-http.js';
 import { eventually } from '../../support/wait.js';
 
@@ -50,12 +50,6 @@ function uploadWire(framing: Framing, folderId: string, user: TestUser, name: st
       ? (b: Buffer) => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')])
       : (b: Buffer) => b;
   return { head, piece };
-}
-
-async function heldNow(database: DatabaseHandle, userId: string) {
-  const user = await database.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
-  const rows = await database.db.selectFrom('upload_holds').select(['id', 'bytes']).where('user_id', '=', userId).execute();
-  return { used: Number(user.used_bytes), held: Number(user.held_bytes), rows: rows.map((r) => Number(r.bytes)) };
 }
 
 /**
