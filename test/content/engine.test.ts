@@ -1,29 +1,22 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { chooseEngine } from '../../src/content/choose-engine.js';
 import type { CryptoEngine } from '../../src/content/engine.js';
 import { CipherFormatError, HEADER_BYTES, parseHeader, sealedSize, segmentRange } from '../../src/content/format.js';
 import { requireNativeAddon } from '../support/native.js';
 import { openSealed } from '../support/sealed.js';
-import { sha256Tag } from '../support/disk.js';
+import { sha256Tag, tempDir } from '../support/disk.js';
 
 // The contract every crypto engine keeps (src/content/engine.ts), run against both: the content
 // store calls them alike and never asks which one it has.
 requireNativeAddon();
 const ENGINES: CryptoEngine[] = [chooseEngine('native'), chooseEngine('node')];
 const MIB = 1024 * 1024;
-
-async function tempDir(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'coffre-engine-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 function* chunksOf(data: Buffer, size: number): Generator<Buffer> {
   for (let at = 0; at < data.length; at += size) yield Buffer.from(data.subarray(at, at + size));
@@ -34,7 +27,7 @@ const noLimit = () => {};
 for (const engine of ENGINES) {
   describe(`crypto engine contract: ${engine.name}`, () => {
     it('sealIntoFile writes the stored format from offset 0, tells each write in order, and returns the size and SHA-256', async (t) => {
-      const dir = await tempDir(t);
+      const dir = tempDir(t, 'engine');
       for (const size of [0, 1, 65536, 65537, 3 * MIB + 5]) {
         const file = path.join(dir, `blob-${size}`);
         const fd = openSync(file, 'w');
@@ -62,7 +55,7 @@ for (const engine of ENGINES) {
     });
 
     it('what sealIntoFile wrote opens with the format, and openFile opens it, whole and by ranges', async (t) => {
-      const dir = await tempDir(t);
+      const dir = tempDir(t, 'engine');
       const key = randomBytes(32);
       const plaintext = randomBytes(2 * MIB + 12345);
       const file = path.join(dir, 'blob');
@@ -90,7 +83,7 @@ for (const engine of ENGINES) {
     });
 
     it('sealIntoFile fails with the limit check error, having destroyed the source, and settles only once nothing writes', async (t) => {
-      const dir = await tempDir(t);
+      const dir = tempDir(t, 'engine');
       const file = path.join(dir, 'blob');
       const fd = openSync(file, 'w');
       const source = Readable.from(chunksOf(randomBytes(8 * MIB), 65536));
@@ -110,7 +103,7 @@ for (const engine of ENGINES) {
     });
 
     it('sealIntoFile fails with a write error (EBADF on a read-only descriptor)', async (t) => {
-      const dir = await tempDir(t);
+      const dir = tempDir(t, 'engine');
       const file = path.join(dir, 'blob');
       await writeFile(file, '');
       const fd = openSync(file, 'r');
@@ -127,7 +120,7 @@ for (const engine of ENGINES) {
     });
 
     it('openFile fails a damaged segment with a CipherFormatError and emits nothing of it', async (t) => {
-      const dir = await tempDir(t);
+      const dir = tempDir(t, 'engine');
       const key = randomBytes(32);
       const plaintext = randomBytes(3 * 65536);
       const file = path.join(dir, 'blob');

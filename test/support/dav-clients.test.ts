@@ -17,8 +17,8 @@ import {
   runCadaver,
   runLitmus,
   runProcess,
-  tempDir,
 } from './dav-clients.js';
+import { tempDir } from './disk.js';
 
 // The harness of the WebDAV client tests (test/modules/dav/) checked against a peer server that is
 // not Coffre (`rclone serve webdav`), so that a change of a client's output shows here, apart from

@@ -7,6 +7,7 @@ import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DialectName } from '../../src/db/database.js';
 import { build, signUp, type TestUser } from '../helper.js';
+import { tempDir } from './disk.js';
 import { freePort, listen } from './raw-http.js';
 
 // The WebDAV clients nobody here wrote (litmus, rclone, cadaver, all Debian packages) driven as
@@ -42,13 +43,6 @@ export function requireTool(t: TestContext, name: string): string | null {
   assert.ok(!inCi, `${name} is not on PATH with CI=true: .ci/run installs it (apt-get install -y ${name})`);
   t.skip(`${name} is not installed (apt-get install ${name})`);
   return null;
-}
-
-/** A temp folder removed when the test ends. */
-export function tempDir(t: TestContext, prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `coffre-${prefix}-`));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 /**

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { DIALECTS } from '../../helper.js';
-import { basicAuth, coffreDav, describeCadaver, propfindNames, requireTool, runCadaver, tempDir } from '../../support/dav-clients.js';
+import { basicAuth, coffreDav, describeCadaver, propfindNames, requireTool, runCadaver } from '../../support/dav-clients.js';
+import { tempDir } from '../../support/disk.js';
 import { prng } from '../../support/prng.js';
 
 // cadaver (Debian `cadaver`, the command-line WebDAV client on neon) in a scripted session against

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { DIALECTS } from '../../helper.js';
-import { coffreDav, describeRclone, rcloneClient, requireTool, tempDir, type RcloneRun } from '../../support/dav-clients.js';
+import { coffreDav, describeRclone, rcloneClient, requireTool, type RcloneRun } from '../../support/dav-clients.js';
+import { tempDir } from '../../support/disk.js';
 import { prng, prngBytes } from '../../support/prng.js';
 
 // rclone (Debian `rclone`, its WebDAV backend with vendor `other`) syncing a tree of 1,000+ files

@@ -6,20 +6,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import os from 'node:os';
-import fs from 'node:fs';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../../../src/app.js';
-import { FsBlobStore } from '../../../src/blobs/fs/fs-blob-store.js';
-import type { AppContext } from '../../../src/context.js';
 import { maintenanceRound } from '../../../src/jobs.js';
 import { isoPlus, nowIso } from '../../../src/lib/time.js';
 import { UploadHold } from '../../../src/modules/accounts/upload-holds.js';
 import { DIALECTS, build, signUp, type TestApp, type TestUser } from '../../helper.js';
 import { rootFolderId } from '../../support/files.js';
-import { heldNow } from '../../support/holds.js';
+import { heldNow, upkeepContext } from '../../support/holds.js';
 import { connect, listen, tempFiles, type RawAnswer, type RawConnection } from '../../support/raw-http.js';
 import { eventually } from '../../support/wait.js';
 
@@ -75,11 +70,6 @@ async function secondInstance(test: TestApp) {
   const other = await buildApp({ config: test.config, database: test.database, logStream: false, webRoot: null });
   await other.ready();
   return other;
-}
-
-function upkeepContext(test: TestApp): AppContext {
-  const blobs = new FsBlobStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-holds-')), 'blobs'));
-  return { config: test.config, database: test.database, db: test.database.db, blobs } as unknown as AppContext;
 }
 
 for (const dialect of DIALECTS) {
@@ -241,7 +231,7 @@ for (const dialect of DIALECTS) {
         });
       assert.equal((await put('refused.bin')).statusCode, 507);
 
-      await maintenanceRound(upkeepContext(test));
+      await maintenanceRound(upkeepContext(t, test));
       assert.deepEqual(await heldNow(test.database, user.id), { used: 0, held: 1 * MiB, rows: [1 * MiB] });
       assert.equal((await put('fits.bin')).statusCode, 201);
     });
@@ -260,7 +250,7 @@ for (const dialect of DIALECTS) {
         .updateTable('upload_holds')
         .set({ expires_at: isoPlus(nowIso(), -1000) })
         .execute();
-      await maintenanceRound(upkeepContext(test));
+      await maintenanceRound(upkeepContext(t, test));
       assert.deepEqual(await heldNow(test.database, user.id), { used: 0, held: 0, rows: [] });
       await hold.cover(hold.bytes + 1);
       const again = await heldNow(test.database, user.id);

@@ -8,15 +8,12 @@ import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
 import { buildApp } from '../../../src/app.js';
-import { FsBlobStore } from '../../../src/blobs/fs/fs-blob-store.js';
-import { chooseEngine, createContentStore } from '../../../src/content/index.js';
-import type { AppContext } from '../../../src/context.js';
 import { maintenanceRound } from '../../../src/jobs.js';
 import { isoPlus, nowIso } from '../../../src/lib/time.js';
 import { DIALECTS, signUp, type TestApp } from '../../helper.js';
 import { putFile, rootFolderId } from '../../support/files.js';
 import { listFiles } from '../../support/disk.js';
-import { heldNow } from '../../support/holds.js';
+import { heldNow, upkeepContext } from '../../support/holds.js';
 import { connect, listen } from '../../support/raw-http.js';
 import {
   OFFSET_STREAM,
@@ -43,13 +40,6 @@ function staged(test: TestApp, blobId: string): boolean {
 }
 
 /** The upkeep's context over the test app's database and blob store (the app keeps its own to itself). */
-function upkeepContext(t: { after(fn: () => Promise<void>): void }, test: TestApp): AppContext {
-  const blobs = new FsBlobStore(path.join(test.config.dataDir, 'blobs'));
-  t.after(() => blobs.close());
-  const content = createContentStore(test.database.db, blobs, chooseEngine(test.config.cryptoEngine));
-  return { config: test.config, database: test.database, db: test.database.db, blobs, content } as unknown as AppContext;
-}
-
 /**
  * Runs `work` with a second instance of the app over the test's database and data folder, closed
  * after it (before the test's own app and database are).

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { DIALECTS } from '../../helper.js';
-import { tempDir } from '../../support/dav-clients.js';
+import { tempDir } from '../../support/disk.js';
 import { prng, prngBytes } from '../../support/prng.js';
 import {
   TUS_PATH,
