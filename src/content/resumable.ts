@@ -249,14 +249,15 @@ function tailAad(content: Pick<ResumableContent, 'header' | 'received'>): Buffer
 
 /**
  * The tail record: a random nonce, then AES-256-GCM of (the SHA-256 midstate of the sealed
- * segments' plaintext, 40 bytes; the plaintext not yet in a sealed segment).
+ * segments' plaintext, 40 bytes; the plaintext not yet in a sealed segment). node:crypto seals it
+ * whatever the engine: it is one small record per request.
  */
 function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'received'>, midstate: Buffer, pending: Buffer): Buffer {
   const plaintext = Buffer.concat([midstate, pending]);
   const nonce = randomBytes(12);
   const out = Buffer.allocUnsafe(12 + plaintext.length + TAG_BYTES);
   nonce.copy(out, 0);
-  nodeAeadFor(tailKey(dataKey)).seal(nonce, tailAad(content), plaintext, out, 12);
+  nodeAead(tailKey(dataKey)).seal(nonce, tailAad(content), plaintext, out, 12);
   return out;
 }
 
@@ -270,16 +271,11 @@ function openTail(
   const plaintext = Buffer.alloc(Math.max(0, record.length - 12 - TAG_BYTES));
   if (
     record.length < 12 + TAG_BYTES ||
-    nodeAeadFor(tailKey(dataKey)).open(record.subarray(0, 12), tailAad(content), record.subarray(12), plaintext, 0) < 0
+    nodeAead(tailKey(dataKey)).open(record.subarray(0, 12), tailAad(content), record.subarray(12), plaintext, 0) < 0
   )
     throw new CipherFormatError('the upload tail does not authenticate');
   const pending = plaintext.subarray(MIDSTATE_BYTES);
   if (plaintext.length < MIDSTATE_BYTES || pending.length > segmentSize || pending.length > content.received)
     throw new CipherFormatError('the upload tail is malformed');
   return { hash: engine.sha256(plaintext.subarray(0, MIDSTATE_BYTES)), pending };
-}
-
-/** The tail is sealed by node:crypto whatever the engine: it is one small record per request. */
-function nodeAeadFor(key: Buffer): SegmentAead {
-  return nodeAead(key);
 }

@@ -90,7 +90,7 @@ export class UploadHold {
   async release(): Promise<void> {
     if (!this.written) return;
     this.recorded();
-    await mutation(this.db, (trx) => releaseHolds(trx, [this.id]));
+    await releaseHold(this.db, this.id);
   }
 
   private async grow(needed: number, wanted: number): Promise<void> {
@@ -182,6 +182,11 @@ export async function deleteHolds(db: DbOrTrx, ids: string[]): Promise<Map<strin
   if (ids.length === 0) return new Map();
   const rows = await db.deleteFrom('upload_holds').where('id', 'in', ids).returning(['id', 'bytes']).execute();
   return new Map(rows.map((row) => [row.id, Number(row.bytes)]));
+}
+
+/** Gives back the hold of an upload that spans requests (a resumable upload's, by its id), if it has one. */
+export async function releaseHold(db: DbOrTrx, id: string): Promise<void> {
+  await mutation(db, (trx) => releaseHolds(trx, [id]));
 }
 
 /** Deletes holds and takes their bytes off their owners' counters. */

@@ -5,7 +5,7 @@ import type { AppContext, Principal } from '../../context.js';
 import { unwrapKey } from '../../crypto/key-wrap.js';
 import { AppError } from '../../errors.js';
 import { isoPlus, nowIso } from '../../lib/time.js';
-import { UploadHold } from '../accounts/upload-holds.js';
+import { UploadHold, releaseHold } from '../accounts/upload-holds.js';
 import { recordUpload } from '../files/upload.use-case.js';
 import { loadFolderWithKeyChainFor, unwrapKeyChain } from '../folders/folders.keys.js';
 import { withLease } from './upload-lease.js';
@@ -35,6 +35,7 @@ export interface UploadProgress {
  * is kept; the request that brings the last byte turns the upload into a file.
  */
 export async function appendUpload(ctx: AppContext, principal: Principal, id: string, patch: UploadPatch): Promise<UploadProgress> {
+  // Before the lease too: the lease takes any id, and another user's upload must be 404 untouched.
   await liveUpload(ctx, principal, id);
   return withLease(
     ctx,
@@ -113,7 +114,7 @@ async function finishUpload(
     return file.id;
   } catch (error) {
     // The content is gone with the failed recording (its folder gone, its name taken): so is the upload.
-    await new UploadHold(ctx.db, upload.user_id, ctx.config, { id: upload.id, held: 0, leaseMs: 0 }).release();
+    await releaseHold(ctx.db, upload.id);
     await deleteUpload(ctx.db, upload.id);
     throw error;
   }
@@ -129,7 +130,8 @@ export function contentOf(upload: UploadRow): ResumableContent {
   };
 }
 
-export function expiryMs(ctx: AppContext): number {
+/** How long an upload lasts after its last request (COFFRE_UPLOAD_EXPIRY_HOURS); its hold lasts as long. */
+export function expiryMs(ctx: Pick<AppContext, 'config'>): number {
   return ctx.config.uploadExpiryHours * 3600 * 1000;
 }
 

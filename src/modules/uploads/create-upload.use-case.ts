@@ -9,6 +9,7 @@ import type { OnConflict } from '../files/files.schemas.js';
 import { requireLiveFolder } from '../files/files.tree.js';
 import { loadFolderWithKeyChainFor, unwrapKeyChain } from '../folders/folders.keys.js';
 import { assertNameFree } from '../folders/folders.names.js';
+import { expiryMs } from './append-upload.use-case.js';
 import { parseMetadata } from './tus.headers.js';
 import { insertUpload } from './uploads.repository.js';
 
@@ -24,9 +25,9 @@ const ON_CONFLICT: readonly OnConflict[] = ['version', 'rename', 'fail'];
 /**
  * Creates a resumable upload into a folder the caller may edit: the name is checked now (and
  * again when the last byte arrives), the owner's quota holds an announced length at once (507
- * otherwise), and an empty encrypted blob is staged. Resolves with the new upload's id.
+ * otherwise), and an empty encrypted blob is staged. Resolves with the new upload's id and expiry.
  */
-export async function createUpload(ctx: AppContext, principal: Principal, input: NewUpload): Promise<string> {
+export async function createUpload(ctx: AppContext, principal: Principal, input: NewUpload): Promise<{ id: string; expiresAt: string }> {
   const { db, config } = ctx;
   const target = uploadTarget(input.metadata);
   if (input.length !== undefined && input.length > config.maxUploadBytes)
@@ -36,8 +37,8 @@ export async function createUpload(ctx: AppContext, principal: Principal, input:
   if (target.onConflict === 'fail') await assertNameFree(db, folder.id, target.name);
   const id = newId('upl');
   const now = nowIso();
-  const expiryMs = config.uploadExpiryHours * 3600 * 1000;
-  const hold = new UploadHold(db, folder.owner_id, config, { id, held: 0, leaseMs: expiryMs });
+  const expiresAt = isoPlus(now, expiryMs(ctx));
+  const hold = new UploadHold(db, folder.owner_id, config, { id, held: 0, leaseMs: expiryMs(ctx) });
   if (input.length !== undefined) await hold.take(input.length);
   try {
     const { content, dataKey } = await ctx.content.resumable.begin();
@@ -60,7 +61,7 @@ export async function createUpload(ctx: AppContext, principal: Principal, input:
         state: 'open',
         created_at: now,
         updated_at: now,
-        expires_at: isoPlus(now, expiryMs),
+        expires_at: expiresAt,
       });
     } catch (error) {
       await ctx.content.resumable.abort(content);
@@ -70,7 +71,7 @@ export async function createUpload(ctx: AppContext, principal: Principal, input:
     await hold.release();
     throw error;
   }
-  return id;
+  return { id, expiresAt };
 }
 
 /** Where the metadata says the file goes: folderId and filename (or name) are required. */

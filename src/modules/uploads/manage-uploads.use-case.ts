@@ -1,7 +1,7 @@
 import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { nowIso } from '../../lib/time.js';
-import { UploadHold } from '../accounts/upload-holds.js';
+import { releaseHold } from '../accounts/upload-holds.js';
 import { contentOf } from './append-upload.use-case.js';
 import { withLease } from './upload-lease.js';
 import { deleteUpload, expiredUploads, findUpload, listOpenUploads, type UploadRow } from './uploads.repository.js';
@@ -66,7 +66,7 @@ export async function removeExpiredUploads(ctx: AppContext, now: string): Promis
 async function removeUpload(ctx: AppContext, upload: UploadRow): Promise<void> {
   if (upload.state === 'open') {
     await ctx.content.resumable.abort(contentOf(upload));
-    await new UploadHold(ctx.db, upload.user_id, ctx.config, { id: upload.id, held: 0, leaseMs: 0 }).release();
+    await releaseHold(ctx.db, upload.id);
   }
   await deleteUpload(ctx.db, upload.id);
 }

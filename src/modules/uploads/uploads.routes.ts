@@ -72,11 +72,11 @@ export function uploadRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAs
         requireTusVersion(request.headers);
         const principal = principalOf(request);
         const length = creationLength(request);
-        const id = await createUpload(ctx, principal, { length, metadata: metadataHeader(request) });
+        const { id, expiresAt } = await createUpload(ctx, principal, { length, metadata: metadataHeader(request) });
         reply.header('Location', `/api/uploads/${id}`);
         // An empty file is whole at its creation: clients (tus-js-client among them) send it no PATCH.
         const withBody = (request.headers['content-type'] === OFFSET_STREAM && request.headers['content-length'] !== '0') || length === 0;
-        if (!withBody) return sendProgress(reply.code(201), (await describeUpload(ctx, principal, id)).expiresAt);
+        if (!withBody) return sendProgress(reply.code(201), expiresAt);
         const progress = await patch(ctx, metrics, request, id, 0);
         return sendProgress(reply.code(201), progress.expiresAt, progress);
       },
