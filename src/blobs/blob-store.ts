@@ -55,6 +55,19 @@ export interface StagingWriter {
   close(): Promise<void>;
 }
 
+/**
+ * A staged write's file, for an engine that appends to it itself (see `BlobStore.openStagingFile`):
+ * writes go at `position` and after, each told to `wrote` once done, in order.
+ */
+export interface StagingFile extends BlobFile {
+  /** Where the staged bytes end when the file was opened: the first write goes here. */
+  readonly position: number;
+  /** Makes every byte told to `wrote` durable; resolves with the staging's new state (as StagingWriter.commit). */
+  commit(): Promise<string>;
+  /** Releases the file, once no write of the caller's can still touch it. */
+  close(): Promise<void>;
+}
+
 /** A store that does not keep blobs as local files was asked for a file (`localFiles` is false). */
 export class NotLocalFilesError extends Error {
   constructor(kind: string) {
@@ -73,9 +86,10 @@ export interface BlobStore {
   /** Short name for logs and readiness output, e.g. `fs`. */
   readonly kind: string;
   /**
-   * Capability: blobs are local files. When true, `putFile` and `openFile` hand out descriptors
-   * (an engine seals into and opens files itself, off the event loop); when false, both reject
-   * with NotLocalFilesError and the content core streams through `put` and `get` instead.
+   * Capability: blobs are local files. When true, `putFile`, `openFile` and `openStagingFile` hand
+   * out descriptors (an engine seals into and opens files itself, off the event loop); when false,
+   * they reject with NotLocalFilesError and the content core streams through `put`, `get` and
+   * `openStaging` instead.
    */
   readonly localFiles: boolean;
   /**
@@ -126,6 +140,11 @@ export interface BlobStore {
    * Rejects with the store's error; BlobNotFoundError when the staging is gone.
    */
   openStaging(key: string, state: string): Promise<StagingWriter>;
+  /**
+   * As `openStaging`, but the caller writes into the staging's file itself (an engine sealing off
+   * the event loop, as with `putFile`). NotLocalFilesError when `localFiles` is false.
+   */
+  openStagingFile(key: string, state: string): Promise<StagingFile>;
   /** Makes the staged bytes of `state` the blob under `key`, whole (see `put` for `options`). */
   completeStaging(key: string, state: string, options?: PutOptions): Promise<PutResult>;
   /** Deletes a staging and its bytes; one already gone is not an error. */

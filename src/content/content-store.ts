@@ -140,7 +140,7 @@ export interface ContentStore {
     /** A new, empty one, with its data key (for the caller to keep wrapped). */
     begin(): Promise<{ content: ResumableContent; dataKey: Buffer }>;
     /** Appends a request's bytes: what arrived before the client left is kept; a limit or a storage error keeps nothing. */
-    append(content: ResumableContent, dataKey: Buffer, source: Readable, limits: AppendLimits): Promise<Appended>;
+    append(content: ResumableContent, dataKey: Buffer, source: Readable, limits: AppendLimits, options?: StoreOptions): Promise<Appended>;
     /** The whole content, as a stored blob a version may take (`recordWrites` is not needed: its row exists). */
     finish(content: ResumableContent, dataKey: Buffer): Promise<StoredContent>;
     /** Deletes an unfinished one's bytes. */
@@ -172,7 +172,7 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
     awaitDurable: async (stored) => void (await Promise.all(stored.map((c) => c.durable))),
     resumable: {
       begin: () => beginResumable(parts),
-      append: (content, dataKey, source, limits) => appendResumable(parts, content, dataKey, source, limits),
+      append: (content, dataKey, source, limits, options) => appendResumable(parts, content, dataKey, source, limits, options),
       finish: (content, dataKey) => finishResumable(parts, content, dataKey),
       abort: (content) => abortResumable(parts, content),
     },

@@ -1,10 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { BlobFile } from '../blobs/blob-store.js';
+import type { BlobFile, StagingFile } from '../blobs/blob-store.js';
 import type { CryptoEngineChoice } from '../config.js';
 import type { DurableFiles } from '../blobs/fs/durable-files.js';
 import type { SegmentAead } from './aead.js';
 import type { SegmentRange, StreamHeader } from './format.js';
+import type { AppendStart, AppendedSegments } from './segment-appender.js';
 import type { ResumableSha256 } from './sha256-midstate.js';
 
 export type CryptoEngineName = Exclude<CryptoEngineChoice, 'auto'>;
@@ -54,6 +55,20 @@ export interface CryptoEngine {
    * stream with a CipherFormatError before any of its bytes is emitted. Owns `file`: closes it
    * once the stream ends or is destroyed.
    */
+  /**
+   * Appends `source`'s plaintext to a blob written before (a resumable upload's staging file,
+   * from `file.position`, `file.wrote` told of each write in order), from where `start` says it
+   * stands: the whole segments known not to be the final one are sealed, written and hashed, and
+   * the rest is returned with the new midstate. Rejects with the source's or the write's error;
+   * either way it settles only once nothing of it can still touch the descriptor.
+   */
+  appendIntoFile(
+    source: AsyncIterable<Buffer>,
+    dataKey: Buffer,
+    file: StagingFile,
+    start: AppendStart,
+    options: Pick<SealIntoFileOptions, 'sourceOwnsChunks'>,
+  ): Promise<AppendedSegments>;
   openFile(file: FileHandle, dataKey: Buffer, header: StreamHeader, range: SegmentRange): Readable;
   /**
    * A SHA-256 whose state can be saved and carried on from, by either engine (a resumable

@@ -3,6 +3,7 @@ import type { BlobFile } from '../blobs/blob-store.js';
 import { KEY_BYTES } from '../crypto/key-wrap.js';
 import { DEFAULT_SEGMENT_LOG2, HEADER_BYTES, TAG_BYTES, newHeader, type StreamHeader } from './format.js';
 import type { NativeAddon } from './native-addon.js';
+import { sealableAtEnd, type AppendStart, type AppendedSegments } from './segment-appender.js';
 
 /**
  * Plaintext sealed and written per job, about: each job seals its segments and writes them into
@@ -37,6 +38,13 @@ export interface FileEncryptOptions {
    * a promise it returns holds the chunk until it settles (the quota held in steps).
    */
   checkInput?: (bytes: number) => void | Promise<void>;
+  /**
+   * Carries on a blob written before (a resumable upload's staging file) instead of starting one:
+   * the header, the segment index and the hash go on from `start`, writes from `position` of the
+   * file. At the end the whole segments known not to be the final one are sealed (sealableAtEnd),
+   * and `appended` holds the new midstate and the plaintext left unsealed.
+   */
+  continueFrom?: { start: AppendStart; position: number };
 }
 
 /** Input taken and not yet in a run: a chunk, or what is left of one. */
@@ -108,8 +116,11 @@ export class FileEncryptStream extends Writable {
   private closing: (() => void) | null = null;
   private readonly ownsInput: boolean;
   private readonly checkInput: ((bytes: number) => void | Promise<void>) | undefined;
-  /** `sha256:<hex>` of the plaintext, once the stream has finished. */
+  /** `sha256:<hex>` of the plaintext, once the stream has finished (a new blob). */
   checksum: string | undefined;
+  private readonly continued: AppendStart | undefined;
+  /** Where a continued blob stands once the stream has finished. */
+  appended: AppendedSegments | undefined;
 
   constructor(
     private readonly native: NativeAddon,
@@ -119,12 +130,20 @@ export class FileEncryptStream extends Writable {
   ) {
     super({ highWaterMark: HIGH_WATER_MARK });
     if (key.length !== KEY_BYTES) throw new Error('data key must be 32 bytes');
-    this.header = newHeader(options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2, options.noncePrefix);
+    const start = (this.continued = options.continueFrom?.start);
+    this.header = start?.header ?? newHeader(options.segmentLog2 ?? DEFAULT_SEGMENT_LOG2, options.noncePrefix);
     this.segmentSize = this.header.segmentSize;
     this.runSegments = Math.max(1, Math.floor(JOB_BYTES / this.segmentSize));
     this.ownsInput = options.ownsInput ?? false;
     this.checkInput = options.checkInput;
-    this.hash = native.sha256();
+    this.hash = native.sha256(start?.midstate);
+    if (start) {
+      this.storedBytes = options.continueFrom!.position;
+      this.nextSegment = (start.received - start.pending.length) / this.segmentSize;
+      // Memory of the caller's: read, never freed here.
+      if (start.pending.length > 0) this.pending.push({ view: start.pending, memory: null });
+      this.pendingBytes = start.pending.length;
+    }
   }
 
   /** Plaintext bytes taken so far. */
@@ -157,7 +176,12 @@ export class FileEncryptStream extends Writable {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    this.startRun(this.pendingBytes, true);
+    if (!this.continued) this.startRun(this.pendingBytes, true);
+    else {
+      const { length } = this.continued;
+      const bytes = sealableAtEnd(this.pendingBytes, this.nextSegment * this.segmentSize, this.segmentSize, length);
+      if (bytes > 0) this.startRun(bytes, false);
+    }
     this.finishing = callback;
     this.maybeFinish();
   }
@@ -298,12 +322,15 @@ export class FileEncryptStream extends Writable {
     }
   }
 
-  /** Once finishing and every run is sealed, written and hashed: the checksum, then 'finish'. */
+  /** Once finishing and every run is sealed, written and hashed: the checksum (or where a continued blob stands), then 'finish'. */
   private maybeFinish(): void {
     if (!this.finishing || this.runs.length > 0 || this.jobs.length > 0 || this.hashing) return;
     const finishing = this.finishing;
     this.finishing = null;
-    this.checksum = `sha256:${this.native.sha256Digest(this.hash).toString('hex')}`;
+    if (this.continued) {
+      const rest = Buffer.concat(this.pending.map((chunk) => chunk.view));
+      this.appended = { midstate: this.native.sha256Midstate(this.hash), pending: rest };
+    } else this.checksum = `sha256:${this.native.sha256Digest(this.hash).toString('hex')}`;
     finishing();
   }
 }

@@ -33,6 +33,15 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
       return { size: encrypt.plaintextBytes, checksum: encrypt.checksum! };
     },
 
+    async appendIntoFile(source, dataKey, file, start, options) {
+      const encrypt = new FileEncryptStream(addon, dataKey, file, {
+        ownsInput: options.sourceOwnsChunks,
+        continueFrom: { start, position: file.position },
+      });
+      await pipeline(source, encrypt).finally(() => closed(encrypt));
+      return encrypt.appended!;
+    },
+
     openFile: (file, dataKey, header, range) => new FileDecryptStream(addon, file, dataKey, header, range),
 
     sha256(midstate) {

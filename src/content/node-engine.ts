@@ -8,6 +8,7 @@ import { nodeAead } from './aead.js';
 import { CodecStream } from './codec-stream.js';
 import { RangeOpener, Sealer } from './codecs.js';
 import { DEFAULT_SEGMENT_LOG2, newHeader } from './format.js';
+import { appendSegments } from './segment-appender.js';
 import { JsSha256 } from './sha256-midstate.js';
 import type { CryptoEngine } from './engine.js';
 
@@ -28,6 +29,13 @@ export const nodeEngine: CryptoEngine = {
     // The writer closes only once its last write is over (see fileWriter).
     await pipeline(source, seal, writer).finally(() => closed(writer));
     return { size: seal.inputBytes, checksum: sealer.checksum! };
+  },
+
+  appendIntoFile(source, dataKey, file, start) {
+    const appender = new FileAppender(file.fd, file.position);
+    const write = async (chunks: Buffer[]) => file.wrote(await appender.append(chunks));
+    // A failed write stops the appending at once; the one still queued settles before this does.
+    return appendSegments(source, nodeAead(dataKey), new JsSha256(start.midstate), start, write).finally(() => appender.settled());
   },
 
   sha256: (midstate) => new JsSha256(midstate),

@@ -4,10 +4,11 @@ import type { BlobStore, PutOptions } from '../blobs/blob-store.js';
 import { newBlobKey } from '../blobs/blob-keys.js';
 import { newKey } from '../crypto/key-wrap.js';
 import { AppError } from '../errors.js';
-import { nodeAead, type SegmentAead } from './aead.js';
+import { nodeAead } from './aead.js';
 import type { CryptoEngine } from './engine.js';
-import { CipherFormatError, TAG_BYTES, newHeader, parseHeader, sealedSize, segmentNonce, type StreamHeader } from './format.js';
-import { MIDSTATE_BYTES, type ResumableSha256 } from './sha256-midstate.js';
+import { CipherFormatError, TAG_BYTES, newHeader, parseHeader, sealedSize } from './format.js';
+import { SegmentSealer, appendSegments, type AppendStart } from './segment-appender.js';
+import { MIDSTATE_BYTES } from './sha256-midstate.js';
 
 /**
  * A blob written over many requests (a resumable upload), in the stored format from its first
@@ -53,9 +54,6 @@ interface ResumableParts {
   recordUploading: (blobId: string) => Promise<void>;
 }
 
-/** Sealed segments gathered before one staging write. */
-const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
-
 /** A new, empty resumable blob: its data key (the caller keeps it wrapped) and its state. */
 export async function beginResumable({ blobs, engine }: ResumableParts): Promise<{ content: ResumableContent; dataKey: Buffer }> {
   const dataKey = newKey();
@@ -78,42 +76,80 @@ export async function beginResumable({ blobs, engine }: ResumableParts): Promise
  * a limit, a failed verification or a storage error keeps nothing of the request, and rejects.
  */
 export async function appendResumable(
-  { blobs, engine }: ResumableParts,
+  parts: ResumableParts,
   content: ResumableContent,
   dataKey: Buffer,
   source: Readable,
   limits: AppendLimits,
+  options: { sourceOwnsChunks?: boolean } = {},
 ): Promise<Appended> {
   const header = parseHeader(content.header);
-  const state = openTail(engine, dataKey, content, header.segmentSize);
-  const segments = new SegmentSealer(engine.aead(dataKey), header, state.pending, content.received);
+  const tail = openTail(dataKey, content, header.segmentSize);
+  const start: AppendStart = { header, received: content.received, ...tail, length: limits.length };
+  const taken = { received: content.received, broken: false };
+  const chunks = checkedChunks(source, limits, taken);
+  const { appended, staging } = parts.blobs.localFiles
+    ? await appendToFile(parts, content, dataKey, chunks, start, options.sourceOwnsChunks ?? false)
+    : await appendToWriter(parts, content, dataKey, chunks, start);
+  const next = { ...content, received: taken.received, staging };
+  return { content: { ...next, tail: sealTail(dataKey, next, appended.midstate, appended.pending) }, broken: taken.broken };
+}
+
+/**
+ * The source's chunks, once each passes the limits. The source's failures (the client gone, the
+ * body timed out) end it early, `broken`, keeping what arrived; ours (a limit, the quota, the
+ * checksum) throw, keeping nothing: hence the iteration by hand.
+ */
+async function* checkedChunks(source: Readable, limits: AppendLimits, taken: { received: number; broken: boolean }) {
   const verifier = limits.verify?.();
-  // Sealed segments are written and hashed together (both on the threadpool with the native engine).
-  const flush = () => Promise.all([writer.write(segments.takeSealed()), state.hash.update(segments.takePlain())]);
-  const writer = await blobs.openStaging(content.blobId, content.staging);
-  let broken = false;
+  const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    const next = await chunks.next().catch(() => null);
+    if (next === null) taken.broken = true;
+    if (next === null || next.done) break;
+    const chunk = next.value;
+    if (taken.received + chunk.length > limits.maxBytes)
+      throw new AppError('UPLOAD_LENGTH_EXCEEDED', `This upload takes at most ${limits.maxBytes} bytes`);
+    await limits.hold?.(taken.received + chunk.length);
+    verifier?.update(chunk);
+    taken.received += chunk.length;
+    yield chunk;
+  }
+  if (verifier && (taken.broken || !verifier.matches())) throw new AppError('UPLOAD_CHECKSUM_MISMATCH');
+}
+
+/** A store of local files: the engine seals into the staging's file itself (off the event loop with the native one). */
+async function appendToFile(
+  { blobs, engine }: ResumableParts,
+  content: ResumableContent,
+  dataKey: Buffer,
+  chunks: AsyncIterable<Buffer>,
+  start: AppendStart,
+  sourceOwnsChunks: boolean,
+) {
+  const file = await blobs.openStagingFile(content.blobId, content.staging);
   try {
-    let received = content.received;
-    // The source's failures (the client gone, the body timed out) keep what arrived; ours (a
-    // limit, the quota, the store) keep nothing: hence the iteration by hand.
-    const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    for (;;) {
-      const next = await chunks.next().catch(() => null);
-      if (next === null) broken = true;
-      if (next === null || next.done) break;
-      const chunk = next.value;
-      received += chunk.length;
-      if (received > limits.maxBytes) throw new AppError('UPLOAD_LENGTH_EXCEEDED', `This upload takes at most ${limits.maxBytes} bytes`);
-      await limits.hold?.(received);
-      verifier?.update(chunk);
-      segments.add(chunk, limits.length);
-      if (segments.sealedBytes >= WRITE_BATCH_BYTES) await flush();
-    }
-    if (verifier && (broken || !verifier.matches())) throw new AppError('UPLOAD_CHECKSUM_MISMATCH');
-    await flush();
-    const staging = await writer.commit();
-    const next = { ...content, received, staging };
-    return { content: { ...next, tail: sealTail(dataKey, next, state.hash.midstate(), segments.pendingBytes()) }, broken };
+    const appended = await engine.appendIntoFile(chunks, dataKey, file, start, { sourceOwnsChunks });
+    return { appended, staging: await file.commit() };
+  } finally {
+    await file.close();
+  }
+}
+
+/** Any other store: segments sealed here, written through the staging's writer. */
+async function appendToWriter(
+  { blobs, engine }: ResumableParts,
+  content: ResumableContent,
+  dataKey: Buffer,
+  chunks: AsyncIterable<Buffer>,
+  start: AppendStart,
+) {
+  const writer = await blobs.openStaging(content.blobId, content.staging);
+  try {
+    const appended = await appendSegments(chunks, engine.aead(dataKey), engine.sha256(start.midstate), start, (sealed) =>
+      writer.write(sealed),
+    );
+    return { appended, staging: await writer.commit() };
   } finally {
     await writer.close();
   }
@@ -126,12 +162,13 @@ export async function appendResumable(
 export async function finishResumable(parts: ResumableParts, content: ResumableContent, dataKey: Buffer) {
   const { blobs, engine, recordUploading } = parts;
   const header = parseHeader(content.header);
-  const state = openTail(engine, dataKey, content, header.segmentSize);
-  const segments = new SegmentSealer(engine.aead(dataKey), header, state.pending, content.received);
+  const tail = openTail(dataKey, content, header.segmentSize);
+  const hash = engine.sha256(tail.midstate);
+  const segments = new SegmentSealer(engine.aead(dataKey), header, tail.pending, content.received);
   const writer = await blobs.openStaging(content.blobId, content.staging);
   let staging: string;
   try {
-    await Promise.all([writer.write(segments.sealFinal()), state.hash.update(segments.takePlain())]);
+    await Promise.all([writer.write(segments.sealFinal()), hash.update(segments.takePlain())]);
     staging = await writer.commit();
   } finally {
     await writer.close();
@@ -139,100 +176,13 @@ export async function finishResumable(parts: ResumableParts, content: ResumableC
   const put: PutOptions = { visibleAfter: recordUploading(content.blobId), durableLater: true };
   const stored = await blobs.completeStaging(content.blobId, staging, put);
   if (stored.size !== sealedSize(content.received, header.segmentSize)) throw new CipherFormatError('the staged blob has the wrong length');
-  const checksum = `sha256:${state.hash.digest().toString('hex')}`;
+  const checksum = `sha256:${hash.digest().toString('hex')}`;
   return { blobId: content.blobId, dataKey, size: content.received, storedSize: stored.size, checksum, durable: stored.durable };
 }
 
 /** Deletes an unfinished resumable blob's bytes. */
 export async function abortResumable({ blobs }: ResumableParts, content: Pick<ResumableContent, 'blobId' | 'staging'>): Promise<void> {
   await blobs.abortStaging(content.blobId, content.staging);
-}
-
-/** Cuts plaintext into segments and seals every whole one known not to be the final one. */
-class SegmentSealer {
-  private pending: Buffer[] = [];
-  private pendingLength = 0;
-  private sealed: Buffer[] = [];
-  /** The plaintext of the segments sealed since the last takePlain, for the hash. */
-  private plain: Buffer[] = [];
-  sealedBytes = 0;
-  private readonly nonce = Buffer.alloc(12);
-  /** Index of the first segment not sealed yet. */
-  private index: number;
-
-  constructor(
-    private readonly aead: SegmentAead,
-    private readonly header: StreamHeader,
-    pending: Buffer,
-    received: number,
-  ) {
-    this.index = (received - pending.length) / header.segmentSize;
-    if (pending.length > 0) this.pending.push(pending);
-    this.pendingLength = pending.length;
-  }
-
-  add(chunk: Buffer, length: number | undefined): void {
-    this.pending.push(chunk);
-    this.pendingLength += chunk.length;
-    const size = this.header.segmentSize;
-    // A whole segment is sealed once bytes follow it, or once the known length ends past it.
-    while (this.pendingLength > size || (this.pendingLength === size && length !== undefined && (this.index + 1) * size < length))
-      this.seal(size, false);
-  }
-
-  /** The last segment, whatever it holds (an empty content has one, empty, final segment); its plaintext waits in takePlain. */
-  sealFinal(): Buffer[] {
-    this.seal(this.pendingLength, true);
-    return this.takeSealed();
-  }
-
-  takeSealed(): Buffer[] {
-    const sealed = this.sealed;
-    this.sealed = [];
-    this.sealedBytes = 0;
-    return sealed;
-  }
-
-  takePlain(): Buffer[] {
-    const plain = this.plain;
-    this.plain = [];
-    return plain;
-  }
-
-  pendingBytes(): Buffer {
-    return Buffer.concat(this.pending, this.pendingLength);
-  }
-
-  private seal(bytes: number, final: boolean): void {
-    const plain = this.take(bytes);
-    const out = Buffer.allocUnsafe(bytes + TAG_BYTES);
-    this.aead.seal(segmentNonce(this.header.noncePrefix, this.index++, final, this.nonce), this.header.bytes, plain, out, 0);
-    this.plain.push(plain);
-    this.sealed.push(out);
-    this.sealedBytes += out.length;
-  }
-
-  /** The first `bytes` pending bytes: a view when one chunk holds them, else a copy of just them. */
-  private take(bytes: number): Buffer {
-    this.pendingLength -= bytes;
-    const first = this.pending[0];
-    if (first && first.length >= bytes) {
-      this.pending[0] = first.subarray(bytes);
-      if (this.pending[0].length === 0) this.pending.shift();
-      return first.subarray(0, bytes);
-    }
-    const taken = Buffer.allocUnsafe(bytes);
-    let at = 0;
-    while (at < bytes) {
-      const piece = this.pending[0];
-      const n = Math.min(piece.length, bytes - at);
-      piece.copy(taken, at, 0, n);
-      at += n;
-      if (n === piece.length) this.pending.shift();
-      else this.pending[0] = piece.subarray(n);
-    }
-    return taken;
-  }
 }
 
 /** The tail's key: derived from the data key, so that no second key needs keeping. */
@@ -261,12 +211,7 @@ function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'r
   return out;
 }
 
-function openTail(
-  engine: CryptoEngine,
-  dataKey: Buffer,
-  content: ResumableContent,
-  segmentSize: number,
-): { hash: ResumableSha256; pending: Buffer } {
+function openTail(dataKey: Buffer, content: ResumableContent, segmentSize: number): { midstate: Buffer; pending: Buffer } {
   const record = content.tail;
   const plaintext = Buffer.alloc(Math.max(0, record.length - 12 - TAG_BYTES));
   if (
@@ -277,5 +222,5 @@ function openTail(
   const pending = plaintext.subarray(MIDSTATE_BYTES);
   if (plaintext.length < MIDSTATE_BYTES || pending.length > segmentSize || pending.length > content.received)
     throw new CipherFormatError('the upload tail is malformed');
-  return { hash: engine.sha256(plaintext.subarray(0, MIDSTATE_BYTES)), pending };
+  return { midstate: plaintext.subarray(0, MIDSTATE_BYTES), pending };
 }

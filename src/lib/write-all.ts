@@ -24,10 +24,13 @@ export async function writeAll(fd: number, chunks: Buffer[], position: number | 
  * time. Once a write has failed, the writes queued after it never start.
  */
 export class FileAppender {
-  private position = 0;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(readonly fd: number) {}
+  /** Appends from `position` on (the file's start by default). */
+  constructor(
+    readonly fd: number,
+    private position = 0,
+  ) {}
 
   /** Queues `chunks` after everything queued before; resolves with their byte count once written. */
   append(chunks: Buffer[]): Promise<number> {

@@ -1,8 +1,9 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { buffer } from 'node:stream/consumers';
-import { BlobNotFoundError, type BlobStore } from '../../src/blobs/blob-store.js';
+import { BlobNotFoundError, NotLocalFilesError, type BlobStore } from '../../src/blobs/blob-store.js';
 import { newBlobKey } from '../../src/blobs/blob-keys.js';
 import { chunksOf } from '../support/chunks.js';
 
@@ -10,7 +11,7 @@ const MIB = 1024 * 1024;
 
 /**
  * The staged writes of the BlobStore contract (resumable uploads: beginStaging, openStaging,
- * completeStaging, abortStaging), run by blobStoreContract for every store. The sizes cross S3's
+ * openStagingFile, completeStaging, abortStaging), run by blobStoreContract for every store. The sizes cross S3's
  * 5 MiB part size twice and leave a remainder, so a multipart store uploads several parts and
  * keeps pending bytes between writers.
  */
@@ -80,6 +81,39 @@ export function stagingContract(name: string, make: (t: TestContext) => Promise<
       await assert.rejects(store.openStaging(newBlobKey(), otherState), BlobNotFoundError);
       await store.abortStaging(other, otherState);
       assert.deepEqual(await listAll(), []);
+    });
+
+    it('openStagingFile hands out the staging file from where the state ends when blobs are local files, and fails with NotLocalFilesError otherwise', async (t) => {
+      const { store } = await make(t);
+      const key = newBlobKey();
+      const data = randomBytes(3 * MIB + 9);
+      let state = await append(store, key, await store.beginStaging(key), [data.subarray(0, 1000)]);
+      if (!store.localFiles) {
+        await assert.rejects(store.openStagingFile(key, state), NotLocalFilesError);
+        await store.abortStaging(key, state);
+        return;
+      }
+      const file = await store.openStagingFile(key, state);
+      try {
+        assert.equal(file.position, 1000);
+        // Out of order, as writes at explicit offsets from several threads may land.
+        const half = 1000 + MIB;
+        fs.writeSync(file.fd, data, half, data.length - half, half);
+        fs.writeSync(file.fd, data, 1000, half - 1000, 1000);
+        file.wrote(half - 1000);
+        file.wrote(data.length - half);
+        state = await file.commit();
+      } finally {
+        await file.close();
+      }
+      // Bytes written and never told to `wrote` are not staged: the next writer goes over them.
+      const abandoned = await store.openStagingFile(key, state);
+      fs.writeSync(abandoned.fd, randomBytes(5000), 0, 5000, abandoned.position);
+      await abandoned.close();
+      state = await append(store, key, state, [Buffer.from('end')]);
+      assert.equal((await store.completeStaging(key, state)).size, data.length + 3);
+      assert.ok((await buffer(await store.get(key))).equals(Buffer.concat([data, Buffer.from('end')])));
+      await assert.rejects(store.openStagingFile(newBlobKey(), state), BlobNotFoundError);
     });
 
     it('removeStaleUploads leaves a staging whose key it is told to keep usable', async (t) => {

@@ -12,6 +12,7 @@ import {
   type ByteRange,
   type PutOptions,
   type PutResult,
+  type StagingFile,
   type StagingWriter,
 } from '../blob-store.js';
 import { DirectorySyncs } from './directory-syncs.js';
@@ -274,19 +275,44 @@ export class FsBlobStore implements BlobStore {
   }
 
   async openStaging(key: string, state: string): Promise<StagingWriter> {
-    let position = stagedBytes(state);
-    const handle = await fsp.open(this.stagingPath(key), 'r+').catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'ENOENT' ? new BlobNotFoundError(key) : error;
-    });
+    const file = await this.openStagingFile(key, state);
+    let position = file.position;
     return {
       write: async (chunks) => {
-        position += await writeAllAt(handle, chunks, position);
+        const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+        await writeAll(file.fd, chunks, position);
+        position += bytes;
+        file.wrote(bytes);
+      },
+      commit: () => file.commit(),
+      close: () => file.close(),
+    };
+  }
+
+  async openStagingFile(key: string, state: string): Promise<StagingFile> {
+    const position = stagedBytes(state);
+    const fd = await openFile(this.stagingPath(key), 'r+').catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new BlobNotFoundError(key) : error;
+    });
+    // As with putFile: the disk writes while the request streams, and the commit's fsync finds little left.
+    const behind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile);
+    let written = 0;
+    return {
+      fd,
+      position,
+      wrote: (bytes) => {
+        written += bytes;
+        behind.wrote(bytes);
       },
       commit: async () => {
-        await handle.sync();
-        return stagingState(position);
+        await behind.settle();
+        await syncFile(fd);
+        return stagingState(position + written);
       },
-      close: () => handle.close(),
+      close: async () => {
+        await behind.settle().catch(() => {});
+        await closeFile(fd);
+      },
     };
   }
 
@@ -338,18 +364,4 @@ function stagedBytes(state: string): number {
   const size = (JSON.parse(state) as { size?: unknown }).size;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw new Error('invalid staging state');
   return size;
-}
-
-/** Writes every byte of `chunks` at `position` (writev may write less than asked); resolves with the count. */
-async function writeAllAt(handle: FileHandle, chunks: Buffer[], position: number): Promise<number> {
-  let written = 0;
-  const pending = chunks.filter((chunk) => chunk.length > 0);
-  while (pending.length > 0) {
-    const { bytesWritten } = await handle.writev(pending, position + written);
-    written += bytesWritten;
-    let skip = bytesWritten;
-    while (pending.length > 0 && skip >= pending[0].length) skip -= pending.shift()!.length;
-    if (skip > 0) pending[0] = pending[0].subarray(skip);
-  }
-  return written;
 }

@@ -18,6 +18,7 @@ import {
   type ByteRange,
   type PutOptions,
   type PutResult,
+  type StagingFile,
   type StagingWriter,
 } from '../blob-store.js';
 import { abortS3Staging, beginS3Staging, completeS3Staging, openS3Staging, type StagingTarget } from './s3-staging.js';
@@ -215,6 +216,10 @@ export class S3BlobStore implements BlobStore {
 
   openStaging(key: string, state: string): Promise<StagingWriter> {
     return openS3Staging(this.stagingTarget(key), state);
+  }
+
+  async openStagingFile(): Promise<StagingFile> {
+    throw new NotLocalFilesError(this.kind);
   }
 
   async completeStaging(key: string, state: string, options: PutOptions = {}): Promise<PutResult> {

@@ -18,6 +18,8 @@ export interface UploadPatch {
   /** Upload-Length, given now for an upload whose length was deferred. */
   length?: number;
   body: Readable;
+  /** Each chunk of `body` is memory of its own (see RawUploadBody.bodyOwnsChunks). */
+  bodyOwnsChunks: boolean;
   /** Upload-Checksum of the body. */
   checksum?: { algorithm: string; digest: Buffer };
 }
@@ -49,12 +51,18 @@ export async function appendUpload(ctx: AppContext, principal: Principal, id: st
       const dataKey = unwrapKey(unwrapKeyChain(ctx.keyring, chain), upload.data_key_wrapped, upload.id);
       const hold = new UploadHold(ctx.db, folder.owner_id, ctx.config, { id, held: await heldBytes(ctx.db, id), leaseMs: expiryMs(ctx) });
       if (length !== undefined) await hold.take(length);
-      const appended = await ctx.content.resumable.append(contentOf(upload), dataKey, patch.body, {
-        length,
-        maxBytes: length ?? ctx.config.maxUploadBytes,
-        hold: length === undefined ? hold.cover : undefined,
-        verify: patch.checksum && checksumVerifier(patch.checksum),
-      });
+      const appended = await ctx.content.resumable.append(
+        contentOf(upload),
+        dataKey,
+        patch.body,
+        {
+          length,
+          maxBytes: length ?? ctx.config.maxUploadBytes,
+          hold: length === undefined ? hold.cover : undefined,
+          verify: patch.checksum && checksumVerifier(patch.checksum),
+        },
+        { sourceOwnsChunks: patch.bodyOwnsChunks },
+      );
       const now = nowIso();
       const { content } = appended;
       const progress = {

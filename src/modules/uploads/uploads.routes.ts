@@ -1,3 +1,4 @@
+import { IncomingMessage } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -162,6 +163,7 @@ async function patch(ctx: AppContext, metrics: Metrics, request: FastifyRequest,
       offset,
       length: integerHeader(request.headers, 'upload-length'),
       body: request.raw,
+      bodyOwnsChunks: request.raw instanceof IncomingMessage,
       checksum: parseChecksum(request.headers),
     });
     if (progress.fileId) metrics.recordUploadedBytes(progress.offset);

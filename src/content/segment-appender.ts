@@ -1,0 +1,150 @@
+import type { SegmentAead } from './aead.js';
+import { TAG_BYTES, segmentNonce, type StreamHeader } from './format.js';
+import type { ResumableSha256 } from './sha256-midstate.js';
+
+/** Sealed segments gathered before one write. */
+const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Where appending to a blob written before (a resumable upload, resumable.ts) starts: the blob as
+ * the last request left it.
+ */
+export interface AppendStart {
+  header: StreamHeader;
+  /** Plaintext bytes received so far: the sealed segments' and `pending`. */
+  received: number;
+  /** Plaintext received and not sealed yet: less than a segment, or one whole segment that may be the final one. */
+  pending: Buffer;
+  /** The SHA-256 midstate (sha256-midstate.ts) of the sealed segments' plaintext. */
+  midstate: Buffer;
+  /** The whole plaintext length, once known: a whole segment ending before it is known not to be the final one. */
+  length?: number;
+}
+
+/** What an append leaves for the next one: the new midstate, and the plaintext not sealed. */
+export interface AppendedSegments {
+  midstate: Buffer;
+  pending: Buffer;
+}
+
+/**
+ * How many of `pendingBytes`, starting at plaintext offset `at`, are sealed once the input has
+ * ended: the whole segments, but for the last whole one when it may be the final segment (the
+ * final one is sealed differently, and only `finish` knows no byte follows it).
+ */
+export function sealableAtEnd(pendingBytes: number, at: number, segmentSize: number, length: number | undefined): number {
+  let whole = Math.floor(pendingBytes / segmentSize);
+  const endsKnownShort = length !== undefined && at + whole * segmentSize < length;
+  if (whole > 0 && pendingBytes % segmentSize === 0 && !endsKnownShort) whole--;
+  return whole * segmentSize;
+}
+
+/**
+ * Appends a source's plaintext to a blob by sealing its segments on the event loop and handing
+ * them to `write` in batches (the node engine, and stores that are not local files): whole segments
+ * are sealed and hashed as they arrive, and the rest is returned as `pending`.
+ */
+export async function appendSegments(
+  source: AsyncIterable<Buffer>,
+  aead: SegmentAead,
+  hash: ResumableSha256,
+  start: AppendStart,
+  write: (chunks: Buffer[]) => Promise<void>,
+): Promise<AppendedSegments> {
+  const segments = new SegmentSealer(aead, start.header, start.pending, start.received);
+  // Sealed segments are written and hashed together (the hash on the threadpool with the native engine).
+  const flush = () => Promise.all([write(segments.takeSealed()), hash.update(segments.takePlain())]);
+  for await (const chunk of source) {
+    segments.add(chunk, start.length);
+    if (segments.sealedBytes >= WRITE_BATCH_BYTES) await flush();
+  }
+  await flush();
+  return { midstate: hash.midstate(), pending: segments.pendingBytes() };
+}
+
+/** Cuts plaintext into segments and seals every whole one known not to be the final one. */
+export class SegmentSealer {
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  private sealed: Buffer[] = [];
+  /** The plaintext of the segments sealed since the last takePlain, for the hash. */
+  private plain: Buffer[] = [];
+  sealedBytes = 0;
+  private readonly nonce = Buffer.alloc(12);
+  /** Index of the first segment not sealed yet. */
+  private index: number;
+
+  constructor(
+    private readonly aead: SegmentAead,
+    private readonly header: StreamHeader,
+    pending: Buffer,
+    received: number,
+  ) {
+    this.index = (received - pending.length) / header.segmentSize;
+    if (pending.length > 0) this.pending.push(pending);
+    this.pendingLength = pending.length;
+  }
+
+  add(chunk: Buffer, length: number | undefined): void {
+    this.pending.push(chunk);
+    this.pendingLength += chunk.length;
+    const size = this.header.segmentSize;
+    // A whole segment is sealed once bytes follow it, or once the known length ends past it.
+    while (this.pendingLength > size || (this.pendingLength === size && length !== undefined && (this.index + 1) * size < length))
+      this.seal(size, false);
+  }
+
+  /** The last segment, whatever it holds (an empty content has one, empty, final segment); its plaintext waits in takePlain. */
+  sealFinal(): Buffer[] {
+    this.seal(this.pendingLength, true);
+    return this.takeSealed();
+  }
+
+  takeSealed(): Buffer[] {
+    const sealed = this.sealed;
+    this.sealed = [];
+    this.sealedBytes = 0;
+    return sealed;
+  }
+
+  takePlain(): Buffer[] {
+    const plain = this.plain;
+    this.plain = [];
+    return plain;
+  }
+
+  pendingBytes(): Buffer {
+    return Buffer.concat(this.pending, this.pendingLength);
+  }
+
+  private seal(bytes: number, final: boolean): void {
+    const plain = this.take(bytes);
+    const out = Buffer.allocUnsafe(bytes + TAG_BYTES);
+    this.aead.seal(segmentNonce(this.header.noncePrefix, this.index++, final, this.nonce), this.header.bytes, plain, out, 0);
+    this.plain.push(plain);
+    this.sealed.push(out);
+    this.sealedBytes += out.length;
+  }
+
+  /** The first `bytes` pending bytes: a view when one chunk holds them, else a copy of just them. */
+  private take(bytes: number): Buffer {
+    this.pendingLength -= bytes;
+    const first = this.pending[0];
+    if (first && first.length >= bytes) {
+      this.pending[0] = first.subarray(bytes);
+      if (this.pending[0].length === 0) this.pending.shift();
+      return first.subarray(0, bytes);
+    }
+    const taken = Buffer.allocUnsafe(bytes);
+    let at = 0;
+    while (at < bytes) {
+      const piece = this.pending[0];
+      const n = Math.min(piece.length, bytes - at);
+      piece.copy(taken, at, 0, n);
+      at += n;
+      if (n === piece.length) this.pending.shift();
+      else this.pending[0] = piece.subarray(n);
+    }
+    return taken;
+  }
+}
