@@ -40,7 +40,7 @@ export function tusMethod(): string {
   return (
     `tus rows (issue 32): one node:http client on a kept-alive connection sends the same bytes both ways, slices of one 8 MiB block: a POST with Upload-Length, then PATCHes of ${PATCH_BYTES / MiB} MiB, against the API's raw PUT; one warm-up of each, then alternating rounds (the order rotates), the ratio the median of the rounds'. ` +
     `The resumed upload destroys its socket in the middle of the PATCH that crosses ${CUT * 100} % (after half that PATCH's body has been handed to the system), asks HEAD for the offset and PATCHes the rest; its time is the sum of its request times (the broken PATCH until the socket is destroyed, and any wait while the server still holds the broken PATCH), against the uninterrupted tus upload's sum in the same round. ` +
-    'Each upload starts after `sync` and freed page-cache pages, as the transfer rows; the peak RSS is reset before each upload.'
+    'Each upload starts after `sync` and freed page-cache pages (twice its size), as the transfer rows; the peak RSS is reset before each upload.'
   );
 }
 
@@ -223,9 +223,12 @@ export async function tusRows(subject: Subject, options: TusOptions): Promise<Ro
   const folder = await createFolder(subject, `tus-${Date.now()}`);
   const scratch = path.join(options.work, 'tus-scratch.bin');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // Pages for twice the upload's size: with just its size, from about its middle on, uploads of
+  // either kind ran at random about 2.5 times slower (filling pages the host had taken back; see
+  // freePages in lib.ts), and the rounds' ratios spread from 42 % to 158 % (docs/performance.md).
   const freshPages = async () => {
     execFileSync('sync');
-    await makeFile(scratch, size);
+    await makeFile(scratch, 2 * size);
     await fsp.rm(scratch);
   };
   const peaks = { tus: 0, put: 0 };
