@@ -145,7 +145,10 @@ export interface BlobStore {
    * the event loop, as with `putFile`). NotLocalFilesError when `localFiles` is false.
    */
   openStagingFile(key: string, state: string): Promise<StagingFile>;
-  /** Makes the staged bytes of `state` the blob under `key`, whole (see `put` for `options`). */
+  /**
+   * Makes the staged bytes of `state` the blob under `key`, whole (see `put` for `options`).
+   * BlobNotFoundError when the staging is gone.
+   */
   completeStaging(key: string, state: string, options?: PutOptions): Promise<PutResult>;
   /** Deletes a staging and its bytes; one already gone is not an error. */
   abortStaging(key: string, state: string): Promise<void>;

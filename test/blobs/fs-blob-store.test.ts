@@ -12,6 +12,7 @@ import { requireNativeAddon } from '../support/native.js';
 import { FsBlobStore } from '../../src/blobs/fs/fs-blob-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import { listFiles } from '../support/disk.js';
+import { eventually } from '../support/wait.js';
 
 /** A fresh store folder, removed after the test. */
 function tempRoot(t: { after(fn: () => void): void }): string {
@@ -86,10 +87,7 @@ describe('FsBlobStore durableLater', () => {
     };
     // The next directory sync the store asks for, once it has asked (a loaded machine may take
     // longer than any fixed pause to get there).
-    const nextSync = async () => {
-      while (pending.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-      return pending.shift()!;
-    };
+    const nextSync = () => eventually(() => pending.shift() ?? assert.fail('no directory sync asked for yet'));
 
     // All three keys share their directories (keys of the same 10 s do): the later puts then need
     // one sync each. Keys made apart could fall on both sides of a 10 s boundary, and a new

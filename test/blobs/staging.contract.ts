@@ -73,6 +73,7 @@ export function stagingContract(name: string, make: (t: TestContext) => Promise<
       assert.deepEqual(await listAll(), [], 'no staged bytes are left');
       await store.abortStaging(key, state);
       await assert.rejects(store.openStaging(key, state), BlobNotFoundError);
+      await assert.rejects(store.completeStaging(key, state), BlobNotFoundError);
       await assert.rejects(store.openStaging(key, begun), BlobNotFoundError);
 
       // Another staging's state does not open a key that was never begun.

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Retries `check` until it passes or `ms` have passed (then its last error is thrown). */
@@ -11,6 +12,11 @@ export async function eventually<T>(check: () => Promise<T> | T, ms = 3000): Pro
       await sleep(40);
     }
   }
+}
+
+/** Waits until `check` is true (see eventually); fails with `message` when it never becomes so. */
+export async function becomesTrue(check: () => Promise<boolean> | boolean, message?: string, ms = 3000): Promise<void> {
+  await eventually(async () => assert.ok(await check(), message), ms);
 }
 
 /** Resolves after the current turn of the event loop, once pending I/O callbacks have run. */

@@ -192,5 +192,30 @@ for (const dialect of DIALECTS) {
       assert.ok(patches.length > 0 && patches[0].offset >= held, JSON.stringify(patches));
       assert.deepEqual(violations, [], 'no CSP violation or page error');
     });
+
+    it('signing out forgets the unfinished uploads the browser offered to resume, and nothing else', async (t) => {
+      const started = await startServer(t, dialect);
+      if (!started) return;
+      const { browser, base, app } = started;
+      const user = await signUp(app);
+      const root = await rootFolderId(user);
+      const violations: string[] = [];
+      const { context, page } = await newPage(browser, violations);
+      t.after(() => context.close());
+      await openRoot(page, base, user, root);
+
+      // A real unfinished upload: the browser remembers it once the server holds part of it.
+      await page.route('**/api/uploads/*', (route) => (route.request().method() === 'PATCH' ? route.abort() : route.continue()));
+      await page.locator('input[type="file"]').setInputFiles(bigFile.file);
+      const remembered = () => page.evaluate(() => Object.keys(localStorage).filter((k: string) => k.startsWith('tus::')));
+      await eventually(async () => assert.equal((await remembered()).length, 1), 30_000);
+      await page.evaluate(() => localStorage.setItem('tus::another-app::1', '{}'));
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(/\/login$/);
+      assert.deepEqual(await remembered(), ['tus::another-app::1'], "Coffre's keys are gone, another app's are not");
+      assert.equal(await page.evaluate(() => localStorage.getItem('coffre.token')), null);
+      assert.deepEqual(violations, [], 'no CSP violation or page error');
+    });
   });
 }

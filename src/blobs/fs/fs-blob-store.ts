@@ -320,7 +320,9 @@ export class FsBlobStore implements BlobStore {
     const staged = this.stagingPath(key);
     const size = stagedBytes(state);
     // Bytes past the state are a broken request's, superseded: the blob ends where the state says.
-    const handle = await fsp.open(staged, 'r+');
+    const handle = await fsp.open(staged, 'r+').catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new BlobNotFoundError(key) : error;
+    });
     try {
       await handle.truncate(size);
       await handle.sync();

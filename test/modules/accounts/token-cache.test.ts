@@ -11,6 +11,7 @@ import { hashToken } from '../../../src/lib/secrets.js';
 import { createTokenCache } from '../../../src/modules/accounts/tokens.cache.js';
 import { DIALECTS, PG_URL, build, client, signUp } from '../../helper.js';
 import { siblingApp } from '../../support/sibling.js';
+import { becomesTrue } from '../../support/wait.js';
 
 /** Counts the statements that read the tokens table. */
 function tokenReads() {
@@ -19,16 +20,6 @@ function tokenReads() {
     onQuery: (event: { query: { sql: string } }) => void (/from "tokens"/.test(event.query.sql) && counter.count++),
   };
   return counter;
-}
-
-/** Polls `check` every 10 ms until it is true or two seconds have passed; whether it became true. */
-async function within2s(check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(10);
-  }
 }
 
 /**
@@ -128,15 +119,12 @@ for (const dialect of DIALECTS) {
       const personal = (await user.api.post('/api/auth/tokens', { name: 'script' })).body.data;
       const script = client(app, personal.token);
       // Warm: resolved from memory once the instance hears revocations.
-      assert.ok(
-        await within2s(async () => {
-          reads.count = 0;
-          await user.api.get('/api/auth/me');
-          await script.get('/api/auth/me');
-          return reads.count === 0;
-        }),
-        'the tokens are kept',
-      );
+      await becomesTrue(async () => {
+        reads.count = 0;
+        await user.api.get('/api/auth/me');
+        await script.get('/api/auth/me');
+        return reads.count === 0;
+      }, 'the tokens are kept');
       assert.equal((await user.api.delete(`/api/auth/tokens/${personal.id}`)).status, 200);
       assert.equal((await script.get('/api/auth/me')).status, 401);
       assert.equal((await user.api.post('/api/auth/logout')).status, 200);
@@ -175,7 +163,7 @@ describe('accounts: resolved tokens on SQLite [sqlite]', () => {
     const other = new SQLite(path.join(config.dataDir, 'coffre.db'));
     t.after(() => other.close());
     other.prepare('delete from tokens where id = ?').run(tokens[2].id);
-    assert.ok(await within2s(async () => (await me(2)) === 401), 'deleted by another connection');
+    await becomesTrue(async () => (await me(2)) === 401, 'deleted by another connection');
     // Other connections' commits are checked for at most once a millisecond: let that time pass on
     // each side of the write, so the next request is the one that must notice it.
     await sleep(5);
@@ -209,16 +197,16 @@ if (DIALECTS.includes('postgres')) {
         for (const token of tokens) assert.equal((await client(app, token.token).get('/api/auth/me')).status, 200);
         return reads.count === 0;
       };
-      assert.ok(await within2s(warm), 'the tokens are kept in memory');
+      await becomesTrue(warm, 'the tokens are kept in memory');
 
       assert.equal((await client(other, user.token).delete(`/api/auth/tokens/${tokens[0].id}`)).status, 200);
-      assert.ok(
-        await within2s(async () => (await client(app, tokens[0].token).get('/api/auth/me')).status === 401),
+      await becomesTrue(
+        async () => (await client(app, tokens[0].token).get('/api/auth/me')).status === 401,
         'revoked on the other instance',
       );
 
       await database.db.deleteFrom('tokens').where('id', '=', tokens[1].id).execute();
-      assert.ok(await within2s(async () => (await client(app, tokens[1].token).get('/api/auth/me')).status === 401), 'deleted with SQL');
+      await becomesTrue(async () => (await client(app, tokens[1].token).get('/api/auth/me')).status === 401, 'deleted with SQL');
       assert.equal((await user.api.get('/api/auth/me')).status, 200, 'the session itself is untouched');
     });
 
@@ -235,18 +223,18 @@ if (DIALECTS.includes('postgres')) {
       await admin.connect();
       t.after(() => admin.end());
 
-      assert.ok(await within2s(async () => subscription.live));
+      await becomesTrue(async () => subscription.live);
       await admin.query('select pg_notify($1, $2)', [channel, 'one']);
-      assert.ok(await within2s(async () => events.includes('message one')));
+      await becomesTrue(async () => events.includes('message one'));
 
       const killed = await admin.query('select pg_terminate_backend(pid) as done from pg_stat_activity where query = $1', [
         `LISTEN ${channel}`,
       ]);
       assert.equal(killed.rows.length, 1);
-      assert.ok(await within2s(async () => events.includes('live false')), 'the cut is reported');
-      assert.ok(await within2s(async () => subscription.live), 'listening again');
+      await becomesTrue(async () => events.includes('live false'), 'the cut is reported');
+      await becomesTrue(async () => subscription.live, 'listening again');
       await admin.query('select pg_notify($1, $2)', [channel, 'two']);
-      assert.ok(await within2s(async () => events.includes('message two')));
+      await becomesTrue(async () => events.includes('message two'));
       assert.deepEqual(events, ['live true', 'message one', 'live false', 'live true', 'message two']);
     });
   });
