@@ -10,6 +10,7 @@ import { SharedWithMePage } from './pages/shared';
 import { TrashPage } from './pages/trash';
 import { StorageBar, UploadPanel } from './pages/widgets';
 import { Link, Notices, navigate, useLang, usePath } from './ui';
+import { forgetUnfinishedUploads } from './upload';
 import './styles.css';
 
 export interface Me {
@@ -93,6 +94,7 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
       // the token is dropped anyway
     }
     setToken(null);
+    forgetUnfinishedUploads();
     props.onSignedOut();
     navigate('/login', true);
   };

@@ -18,6 +18,22 @@ const RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000, 30000, 60000, 60000, 60
 /** Uploads of this page, by upload URL: a second choice of a file being sent must not resume it a second time. */
 const running = new Set<string>();
 
+/** Our uploads' fingerprints; tus-js-client keeps each under `tus::<fingerprint>::<id>` in localStorage. */
+const FINGERPRINT_PREFIX = 'coffre';
+
+/**
+ * Signing out forgets the unfinished uploads this browser offered to resume: their keys name the
+ * files and folders, which are nobody else's business on a shared computer (their bytes stay on
+ * the server until the upload expires).
+ */
+export function forgetUnfinishedUploads(): void {
+  try {
+    for (const key of Object.keys(localStorage)) if (key.startsWith(`tus::${FINGERPRINT_PREFIX}-`)) localStorage.removeItem(key);
+  } catch {
+    // No storage (a private window that refuses it): nothing was kept.
+  }
+}
+
 export interface UploadCallbacks {
   onProgress: (loaded: number, total: number) => void;
   /** An upload an earlier page left unfinished goes on from `offset` bytes. */
@@ -88,7 +104,7 @@ export function uploadFile(folderId: string, file: File, callbacks: UploadCallba
     metadata: { folderId, filename: file.name, onConflict: 'version', ...(file.type ? { filetype: file.type } : {}) },
     // The folder is part of the file's identity: the same file chosen for another folder is another upload.
     fingerprint: (f: File, options) =>
-      Promise.resolve(['coffre', folderId, f.name, f.type, f.size, f.lastModified, options.endpoint].join('-')),
+      Promise.resolve([FINGERPRINT_PREFIX, folderId, f.name, f.type, f.size, f.lastModified, options.endpoint].join('-')),
     storeFingerprintForResuming: true,
     // Finished: the same file chosen again is a new upload (a new version), not this one again.
     removeFingerprintOnSuccess: true,
