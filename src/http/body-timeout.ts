@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 
@@ -55,7 +55,7 @@ function watchBody(request: FastifyRequest, reply: FastifyReply, limits: BodyTim
     stopped = true;
     clearTimeout(whole);
     req.off('timeout', onIdle).off('end', stop).off('close', stop);
-    res.off('timeout', onDone).off('prefinish', stop).off('close', stop);
+    res.off('timeout', onDone).off('prefinish', answered).off('close', stop);
     // Back to the server's setting, as Node does when a keep-alive connection takes a request.
     if (!socket.destroyed) socket.setTimeout(request.server.server.timeout || 0);
   };
@@ -70,13 +70,38 @@ function watchBody(request: FastifyRequest, reply: FastifyReply, limits: BodyTim
   const onDone = () => {
     if (req.complete) stop();
   };
+  // Answered before the body has all come (a refusal): the rest is only read to be dropped.
+  const answered = () =>
+    req.complete ? stop() : dropRestAfterAnswer(req, res, limits.idleMs, request.server.server.keepAliveTimeout, stop);
   req.on('timeout', onIdle).once('end', stop).once('close', stop);
-  res.on('timeout', onDone).once('prefinish', stop).once('close', stop);
+  res.on('timeout', onDone).once('prefinish', answered).once('close', stop);
   socket.setTimeout(limits.idleMs);
   if (!request.routeOptions.config?.streamedBody) {
     const late = `The request body did not arrive within ${limits.wholeMs / 1000} s`;
     whole = setTimeout(() => (req.complete ? stop() : timeOut(request, reply, stop, late)), limits.wholeMs);
   }
+}
+
+/**
+ * Node reads and drops the rest of a body answered early, to keep the connection for the next
+ * request (a client that sends its whole body before reading the answer sees the answer, not a
+ * broken pipe). A client that stops sending it loses the connection after the idle time, instead
+ * of holding it until the keep-alive timeout.
+ */
+function dropRestAfterAnswer(req: IncomingMessage, res: ServerResponse, idleMs: number, keepAliveMs: number, stop: () => void): void {
+  stop();
+  const socket = req.socket;
+  const drop = () => socket.destroy();
+  // Registered after Node's own 'finish' listener, which sets the keep-alive timeout.
+  res.once('finish', () => {
+    if (req.complete || socket.destroyed) return;
+    socket.setTimeout(idleMs);
+    socket.once('timeout', drop);
+    req.once('end', () => {
+      socket.off('timeout', drop);
+      if (!socket.destroyed) socket.setTimeout(keepAliveMs);
+    });
+  });
 }
 
 /**

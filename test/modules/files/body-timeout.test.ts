@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig, type Config } from '../../../src/config.js';
 import type { DatabaseHandle } from '../../../src/db/database.js';
 import { DIALECTS, build, signUp, type TestUser } from '../../helper.js';
-import { rootFolderId } from '../../support/files.js';
+import { rootFolderId, unknownId } from '../../support/files.js';
 import { connect, listen, tempFiles, type RawAnswer, type RawConnection } from '../../support/raw-http.js';
 import { eventually } from '../../support/wait.js';
 
@@ -105,6 +105,27 @@ for (const dialect of DIALECTS) {
         [],
       );
       assert.equal(logs.lines.filter((l) => l.msg === 'request body timed out').length, 1);
+    });
+
+    it('an upload answered before its body has arrived drops the rest, and the connection once the client stops sending', async (t) => {
+      const { app } = await build(t, dialect, { config: { bodyIdleSeconds: 1 }, webRoot: null });
+      const user = await signUp(app);
+      const port = await listen(app);
+      await withConnections(port, 2, async ([sending, stopping]) => {
+        // A client that sends its whole body before reading: the refusal, then the next request.
+        await sending.send(rawPutHead(unknownId('fld'), user, 'refused.bin', 300_000));
+        await sending.send(randomBytes(300_000));
+        assert.equal((await sending.answer(5000)).status, 404);
+        sending.reset();
+        await sending.send(`GET /api/auth/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${user.token}\r\n\r\n`);
+        assert.equal((await sending.answer(5000)).status, 200, 'the connection serves the next request');
+
+        // A client that stops in the middle of the body: closed after the idle time, not the keep-alive timeout (72 s).
+        await stopping.send(rawPutHead(unknownId('fld'), user, 'refused.bin', 10_000_000));
+        await stopping.send(randomBytes(100_000));
+        assert.equal((await stopping.answer(5000)).status, 404);
+        await eventually(async () => assert.equal((await stopping.answer(500)).closedByServer, true), 4000);
+      });
     });
 
     it('a multipart upload stalled mid-part, and a chunked one, are answered 408 and leave nothing', async (t) => {
