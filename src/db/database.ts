@@ -74,7 +74,10 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
-      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      // Two connections creating it at once: one of them sees a unique violation, and the schema exists.
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((error: { code?: string }) => {
+        if (error.code !== '23505') throw error;
+      });
     } finally {
       await admin.end();
     }

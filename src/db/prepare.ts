@@ -19,7 +19,7 @@ export async function prepareDatabaseWithReport(
   });
   try {
     const applied = await migrateToLatest(database.db, database.schema);
-    await seedReferenceData(database.db);
+    await seedReferenceData(database);
     return { database, applied };
   } catch (error) {
     await database.close();

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../../src/config.js';
+import data from '../../src/db/regions.data.json' with { type: 'json' };
+import { prepareDatabase } from '../../src/db/prepare.js';
+import { seedReferenceData } from '../../src/db/reference-data.js';
+import { DIALECTS, PG_URL, newSchemaName } from '../helper.js';
+
+// Instances of one deployment start together on a new PostgreSQL database: each brings the schema
+// up to date and seeds the reference data (src/db/prepare.ts), and none may fail for the others.
+if (DIALECTS.includes('postgres')) {
+  describe('preparing one database from several instances at once [postgres]', () => {
+    it('every instance starts: migrations and reference data taken in turns, the data seeded once', async (t) => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-prepare-'));
+      t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+      const config = loadConfig({ COFFRE_DATA_DIR: dataDir, DATABASE_URL: PG_URL, LOG_LEVEL: 'silent' });
+      const pgSchema = newSchemaName();
+      const starts = await Promise.allSettled(Array.from({ length: 6 }, () => prepareDatabase(config, { pgSchema, poolSize: 2 })));
+      const databases = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+      t.after(() => Promise.all(databases.map((database) => database.close())));
+      assert.deepEqual(
+        starts.map((start) => (start.status === 'fulfilled' ? 'started' : String(start.reason))),
+        starts.map(() => 'started'),
+      );
+      const { db } = databases[0];
+      const regions = await db.selectFrom('regions').select(['id', 'slug']).orderBy('id').execute();
+      assert.deepEqual(
+        regions.map((r) => r.slug),
+        [...data.regions].sort((a, b) => (a.id < b.id ? -1 : 1)).map((r) => r.slug),
+      );
+      assert.equal((await db.selectFrom('locations').select('id').execute()).length, data.locations.length);
+    });
+
+    it('reference data new to the database is seeded by instances at once without a collision', async (t) => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-prepare-'));
+      t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+      const config = loadConfig({ COFFRE_DATA_DIR: dataDir, DATABASE_URL: PG_URL, LOG_LEVEL: 'silent' });
+      const pgSchema = newSchemaName();
+      const databases = [await prepareDatabase(config, { pgSchema, poolSize: 2 })];
+      for (let i = 0; i < 5; i++) databases.push(await prepareDatabase(config, { pgSchema, poolSize: 2 }));
+      t.after(() => Promise.all(databases.map((database) => database.close())));
+      // As after an upgrade that ships new regions: none of them is in the database yet.
+      for (let round = 0; round < 5; round++) {
+        await databases[0].db.deleteFrom('locations').execute();
+        await databases[0].db.deleteFrom('regions').execute();
+        const seeds = await Promise.allSettled(databases.map((database) => seedReferenceData(database)));
+        assert.deepEqual(
+          seeds.map((seed) => (seed.status === 'fulfilled' ? 'seeded' : String(seed.reason))),
+          seeds.map(() => 'seeded'),
+        );
+        assert.equal((await databases[0].db.selectFrom('regions').select('id').execute()).length, data.regions.length);
+      }
+    });
+  });
+}
