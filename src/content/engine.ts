@@ -51,11 +51,6 @@ export interface CryptoEngine {
    */
   sealIntoFile(source: Readable, dataKey: Buffer, file: BlobFile, options: SealIntoFileOptions): Promise<SealedSummary>;
   /**
-   * The plaintext of `range` of a blob file, authenticated: a segment that does not open fails the
-   * stream with a CipherFormatError before any of its bytes is emitted. Owns `file`: closes it
-   * once the stream ends or is destroyed.
-   */
-  /**
    * Appends `source`'s plaintext to a blob written before (a resumable upload's staging file,
    * from `file.position`, `file.wrote` told of each write in order), from where `start` says it
    * stands: the whole segments known not to be the final one are sealed, written and hashed, and
@@ -69,6 +64,11 @@ export interface CryptoEngine {
     start: AppendStart,
     options: Pick<SealIntoFileOptions, 'sourceOwnsChunks'>,
   ): Promise<AppendedSegments>;
+  /**
+   * The plaintext of `range` of a blob file, authenticated: a segment that does not open fails the
+   * stream with a CipherFormatError before any of its bytes is emitted. Owns `file`: closes it
+   * once the stream ends or is destroyed.
+   */
   openFile(file: FileHandle, dataKey: Buffer, header: StreamHeader, range: SegmentRange): Readable;
   /**
    * A SHA-256 whose state can be saved and carried on from, by either engine (a resumable

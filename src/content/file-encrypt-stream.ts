@@ -3,7 +3,7 @@ import type { BlobFile } from '../blobs/blob-store.js';
 import { KEY_BYTES } from '../crypto/key-wrap.js';
 import { DEFAULT_SEGMENT_LOG2, HEADER_BYTES, TAG_BYTES, newHeader, type StreamHeader } from './format.js';
 import type { NativeAddon } from './native-addon.js';
-import { sealableAtEnd, type AppendStart, type AppendedSegments } from './segment-appender.js';
+import { sealableBytes, type AppendStart, type AppendedSegments } from './segment-appender.js';
 
 /**
  * Plaintext sealed and written per job, about: each job seals its segments and writes them into
@@ -41,7 +41,7 @@ export interface FileEncryptOptions {
   /**
    * Carries on a blob written before (a resumable upload's staging file) instead of starting one:
    * the header, the segment index and the hash go on from `start`, writes from `position` of the
-   * file. At the end the whole segments known not to be the final one are sealed (sealableAtEnd),
+   * file. At the end the whole segments known not to be the final one are sealed (sealableBytes),
    * and `appended` holds the new midstate and the plaintext left unsealed.
    */
   continueFrom?: { start: AppendStart; position: number };
@@ -179,7 +179,7 @@ export class FileEncryptStream extends Writable {
     if (!this.continued) this.startRun(this.pendingBytes, true);
     else {
       const { length } = this.continued;
-      const bytes = sealableAtEnd(this.pendingBytes, this.nextSegment * this.segmentSize, this.segmentSize, length);
+      const bytes = sealableBytes(this.pendingBytes, this.nextSegment * this.segmentSize, this.segmentSize, length);
       if (bytes > 0) this.startRun(bytes, false);
     }
     this.finishing = callback;

@@ -28,11 +28,11 @@ export interface AppendedSegments {
 }
 
 /**
- * How many of `pendingBytes`, starting at plaintext offset `at`, are sealed once the input has
- * ended: the whole segments, but for the last whole one when it may be the final segment (the
- * final one is sealed differently, and only `finish` knows no byte follows it).
+ * How many of `pendingBytes`, starting at plaintext offset `at`, can be sealed when no more input
+ * is known of: the whole segments, but for the last whole one when it may be the final segment
+ * (the final one is sealed differently, and only `finish` knows no byte follows it).
  */
-export function sealableAtEnd(pendingBytes: number, at: number, segmentSize: number, length: number | undefined): number {
+export function sealableBytes(pendingBytes: number, at: number, segmentSize: number, length: number | undefined): number {
   let whole = Math.floor(pendingBytes / segmentSize);
   const endsKnownShort = length !== undefined && at + whole * segmentSize < length;
   if (whole > 0 && pendingBytes % segmentSize === 0 && !endsKnownShort) whole--;
@@ -89,9 +89,7 @@ export class SegmentSealer {
     this.pending.push(chunk);
     this.pendingLength += chunk.length;
     const size = this.header.segmentSize;
-    // A whole segment is sealed once bytes follow it, or once the known length ends past it.
-    while (this.pendingLength > size || (this.pendingLength === size && length !== undefined && (this.index + 1) * size < length))
-      this.seal(size, false);
+    while (sealableBytes(this.pendingLength, this.index * size, size, length) > 0) this.seal(size, false);
   }
 
   /** The last segment, whatever it holds (an empty content has one, empty, final segment); its plaintext waits in takePlain. */
