@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { DIALECTS, PG_URL, databaseUrlFor, newSchemaName } from '../helper.js';
-import { http, startInstance, type Instance } from '../support/instances.js';
+import { DIALECTS, PG_URL, newSchemaName } from '../helper.js';
+import { http, sharedEnvironment, startInstance, type Instance } from '../support/instances.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
 import { eventually } from '../support/wait.js';
 
@@ -38,11 +38,7 @@ describe(
       // An empty schema: the three instances start at once and bring it up to date themselves.
       database = await openDatabase({ url: PG_URL, pgSchema: newSchemaName(), poolSize: 2 });
       const env = {
-        ...s3.env,
-        DATABASE_URL: databaseUrlFor(database)!,
-        COFFRE_BLOB_STORE: `s3://${bucket}?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1&forcePathStyle=true`,
-        COFFRE_MASTER_KEY: randomBytes(32).toString('hex'),
-        COFFRE_REGISTRATION: 'open',
+        ...sharedEnvironment(s3, bucket, database),
         COFFRE_COLLECT_INTERVAL_SECONDS: '1',
         COFFRE_LOGIN_MAX_FAILURES_PER_ACCOUNT: String(LOGIN_LIMIT),
         LOG_LEVEL: 'info',

@@ -6,9 +6,9 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { PG_URL, databaseUrlFor, newSchemaName } from '../helper.js';
-import { startTestS3 } from './s3.js';
+import { startTestS3, type TestS3 } from './s3.js';
 
 /** One real Coffre server process (`node --import tsx src/main.ts`), on a port of its own. */
 export interface Instance {
@@ -125,6 +125,20 @@ export interface SharedInstances {
 }
 
 /**
+ * The environment of instances of one deployment: the PostgreSQL schema of `database`, the S3
+ * bucket `bucket` of `s3`, one new master key, and open registration.
+ */
+export function sharedEnvironment(s3: TestS3, bucket: string, database: DatabaseHandle): Record<string, string> {
+  return {
+    ...s3.env,
+    DATABASE_URL: databaseUrlFor(database)!,
+    COFFRE_BLOB_STORE: `s3://${bucket}?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1&forcePathStyle=true`,
+    COFFRE_MASTER_KEY: randomBytes(32).toString('hex'),
+    COFFRE_REGISTRATION: 'open',
+  };
+}
+
+/**
  * Server processes named `names` over one new PostgreSQL schema (they migrate it) and one S3
  * bucket (test/support/s3.ts), with one master key: what scale-out runs on. All are stopped, and
  * the store closed, when the test ends.
@@ -133,14 +147,7 @@ export async function startSharedInstances(t: TestContext, names: string[]): Pro
   const s3 = await startTestS3();
   const database = await openDatabase({ url: PG_URL, pgSchema: newSchemaName(), poolSize: 1 });
   const { bucket } = await s3.newBucket();
-  const env = {
-    ...s3.env,
-    DATABASE_URL: databaseUrlFor(database)!,
-    COFFRE_BLOB_STORE: `s3://${bucket}?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1&forcePathStyle=true`,
-    COFFRE_MASTER_KEY: randomBytes(32).toString('hex'),
-    COFFRE_REGISTRATION: 'open',
-    LOG_LEVEL: 'warn',
-  };
+  const env = { ...sharedEnvironment(s3, bucket, database), LOG_LEVEL: 'warn' };
   const started = await Promise.allSettled(names.map((name) => startInstance(name, env)));
   t.after(async () => {
     await Promise.all(started.map((i) => (i.status === 'fulfilled' ? i.value.stop() : undefined)));
