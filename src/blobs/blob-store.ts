@@ -62,9 +62,14 @@ export interface StagingWriter {
 export interface StagingFile extends BlobFile {
   /** Where the staged bytes end when the file was opened: the first write goes here. */
   readonly position: number;
-  /** Makes every byte told to `wrote` durable; resolves with the staging's new state (as StagingWriter.commit). */
-  commit(): Promise<string>;
-  /** Releases the file, once no write of the caller's can still touch it. */
+  /**
+   * The staging's state with every byte told to `wrote` (as StagingWriter.commit), at once, and
+   * `durable`, which settles once those bytes are on disk (it rejects with the sync's error). The
+   * state may be passed on before then (a writer of it goes on after those bytes), but it must
+   * not be kept anywhere that outlives a crash of the machine until `durable` resolves.
+   */
+  commit(): { state: string; durable: Promise<void> };
+  /** Releases the file, once no write of the caller's can still touch it and `durable` has settled. */
   close(): Promise<void>;
 }
 

@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import { nodeAead } from './aead.js';
 import type { CryptoEngine } from './engine.js';
 import { CipherFormatError, TAG_BYTES, newHeader, parseHeader, sealedSize } from './format.js';
-import { SegmentSealer, appendSegments, type AppendStart } from './segment-appender.js';
+import { SegmentSealer, appendSegments, type AppendStart, type AppendedSegments } from './segment-appender.js';
 import { MIDSTATE_BYTES } from './sha256-midstate.js';
 
 /**
@@ -46,6 +46,12 @@ export interface Appended {
   content: ResumableContent;
   /** The source failed before its end (the client went away): what arrived until then is kept. */
   broken: boolean;
+  /**
+   * Present while the bytes are written but not yet durable (a store of local files syncs them
+   * after): settles once they are, rejecting if they cannot be. Until then `content` may be
+   * carried on from, but not kept where it would outlive a crash of the machine (a database row).
+   */
+  syncing?: Promise<void>;
 }
 
 interface ResumableParts {
@@ -88,11 +94,11 @@ export async function appendResumable(
   const start: AppendStart = { header, received: content.received, ...tail, length: limits.length };
   const taken = { received: content.received, broken: false };
   const chunks = checkedChunks(source, limits, taken);
-  const { appended, staging } = parts.blobs.localFiles
+  const { appended, staging, syncing } = parts.blobs.localFiles
     ? await appendToFile(parts, content, dataKey, chunks, start, options.sourceOwnsChunks ?? false)
     : await appendToWriter(parts, content, dataKey, chunks, start);
   const next = { ...content, received: taken.received, staging };
-  return { content: { ...next, tail: sealTail(dataKey, next, appended.midstate, appended.pending) }, broken: taken.broken };
+  return { content: { ...next, tail: sealTail(dataKey, next, appended.midstate, appended.pending) }, broken: taken.broken, syncing };
 }
 
 /**
@@ -118,7 +124,17 @@ async function* checkedChunks(source: Readable, limits: AppendLimits, taken: { r
   if (verifier && (taken.broken || !verifier.matches())) throw new AppError('UPLOAD_CHECKSUM_MISMATCH');
 }
 
-/** A store of local files: the engine seals into the staging's file itself (off the event loop with the native one). */
+/** Where an append left the staging (`syncing`: as Appended's). */
+interface StagedAppend {
+  appended: AppendedSegments;
+  staging: string;
+  syncing?: Promise<void>;
+}
+
+/**
+ * A store of local files: the engine seals into the staging's file itself (off the event loop with
+ * the native one). Resolves once the bytes are written; their sync, and the file's closing, go on.
+ */
 async function appendToFile(
   { blobs, engine }: ResumableParts,
   content: ResumableContent,
@@ -126,14 +142,19 @@ async function appendToFile(
   chunks: AsyncIterable<Buffer>,
   start: AppendStart,
   sourceOwnsChunks: boolean,
-) {
+): Promise<StagedAppend> {
   const file = await blobs.openStagingFile(content.blobId, content.staging);
+  let appended;
   try {
-    const appended = await engine.appendIntoFile(chunks, dataKey, file, start, { sourceOwnsChunks });
-    return { appended, staging: await file.commit() };
-  } finally {
+    appended = await engine.appendIntoFile(chunks, dataKey, file, start, { sourceOwnsChunks });
+  } catch (error) {
     await file.close();
+    throw error;
   }
+  const { state, durable } = file.commit();
+  // Closed once the sync is over (StagingFile.close waits for it); its error is `durable`'s.
+  void file.close().catch(() => {});
+  return { appended, staging: state, syncing: durable };
 }
 
 /** Any other store: segments sealed here, written through the staging's writer. */
@@ -143,7 +164,7 @@ async function appendToWriter(
   dataKey: Buffer,
   chunks: AsyncIterable<Buffer>,
   start: AppendStart,
-) {
+): Promise<StagedAppend> {
   const writer = await blobs.openStaging(content.blobId, content.staging);
   try {
     const appended = await appendSegments(chunks, engine.aead(dataKey), engine.sha256(start.midstate), start, (sealed) =>

@@ -103,7 +103,9 @@ export function stagingContract(name: string, make: (t: TestContext) => Promise<
         fs.writeSync(file.fd, data, 1000, half - 1000, 1000);
         file.wrote(half - 1000);
         file.wrote(data.length - half);
-        state = await file.commit();
+        const committed = file.commit();
+        state = committed.state;
+        await committed.durable;
       } finally {
         await file.close();
       }

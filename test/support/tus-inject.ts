@@ -4,7 +4,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { TestContext } from 'node:test';
 import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
-import { build, signUp, type TestUser } from '../helper.js';
+import { buildApp } from '../../src/app.js';
+import { build, signUp, type TestApp, type TestUser } from '../helper.js';
 import { rootFolderId } from './files.js';
 import { assertError } from './errors.js';
 
@@ -132,4 +133,18 @@ export async function tusSetup(t: TestContext, dialect: DialectName, config: Par
   const test = await build(t, dialect, { config });
   const user = await signUp(test.app);
   return { ...test, user, tus: tusClient(test.app, user), folderId: await rootFolderId(user) };
+}
+
+/**
+ * Runs `work` with a second instance of the app over the test's database and data folder, closed
+ * after it (before the test's own app and database are).
+ */
+export async function withSecondInstance(test: TestApp, work: (other: FastifyInstance) => Promise<void>): Promise<void> {
+  const other = await buildApp({ config: test.config, database: test.database, logStream: false, webRoot: null });
+  try {
+    await other.ready();
+    await work(other);
+  } finally {
+    await other.close();
+  }
 }

@@ -284,7 +284,11 @@ export class FsBlobStore implements BlobStore {
         position += bytes;
         file.wrote(bytes);
       },
-      commit: () => file.commit(),
+      commit: async () => {
+        const { state, durable } = file.commit();
+        await durable;
+        return state;
+      },
       close: () => file.close(),
     };
   }
@@ -297,6 +301,7 @@ export class FsBlobStore implements BlobStore {
     // As with putFile: the disk writes while the request streams, and the commit's fsync finds little left.
     const behind = new WriteBehind(fd, this.writeBehindBytes, dataSyncFile);
     let written = 0;
+    let syncing: Promise<void> | undefined;
     return {
       fd,
       position,
@@ -304,13 +309,15 @@ export class FsBlobStore implements BlobStore {
         written += bytes;
         behind.wrote(bytes);
       },
-      commit: async () => {
-        await behind.settle();
-        await syncFile(fd);
-        return stagingState(position + written);
+      commit: () => {
+        const durable = behind.settle().then(() => syncFile(fd));
+        // Awaited by whoever keeps the state; a failure nobody awaits must not go unhandled.
+        syncing = durable.catch(() => {});
+        return { state: stagingState(position + written), durable };
       },
       close: async () => {
         await behind.settle().catch(() => {});
+        await syncing;
         await closeFile(fd);
       },
     };

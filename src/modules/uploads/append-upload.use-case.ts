@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { ResumableContent } from '../../content/index.js';
+import type { Appended, ResumableContent } from '../../content/index.js';
 import type { AppContext, Principal } from '../../context.js';
 import { unwrapKey } from '../../crypto/key-wrap.js';
 import { AppError } from '../../errors.js';
@@ -8,6 +8,7 @@ import { isoPlus, nowIso } from '../../lib/time.js';
 import { UploadHold, releaseHold } from '../accounts/upload-holds.js';
 import { recordUpload } from '../files/upload.use-case.js';
 import { loadFolderWithKeyChainFor, unwrapKeyChain } from '../folders/folders.keys.js';
+import { asItStands, forgetProgress, keepProgress, latestProgress, withProgress, type LatestProgress } from './latest-progress.js';
 import { withLease } from './upload-lease.js';
 import { deleteUpload, findUpload, markDone, saveProgress, type UploadRow } from './uploads.repository.js';
 import { extendHold, heldBytes } from './uploads.holds.js';
@@ -44,8 +45,7 @@ export async function appendUpload(ctx: AppContext, principal: Principal, id: st
     id,
     () => patch.body.destroy(),
     async (token) => {
-      const upload = await liveUpload(ctx, principal, id);
-      if (patch.offset !== upload.received) throw new AppError('UPLOAD_OFFSET_MISMATCH', `The upload stands at ${upload.received} bytes`);
+      const { upload, previous } = startingPoint(ctx, await liveUpload(ctx, principal, id), patch.offset);
       const length = declaredLength(ctx, upload, patch.length);
       const { folder, chain } = await loadFolderWithKeyChainFor(ctx.db, principal, upload.folder_id, 'edit');
       const dataKey = unwrapKey(unwrapKeyChain(ctx.keyring, chain), upload.data_key_wrapped, upload.id);
@@ -63,23 +63,76 @@ export async function appendUpload(ctx: AppContext, principal: Principal, id: st
         },
         { sourceOwnsChunks: patch.bodyOwnsChunks },
       );
-      const now = nowIso();
       const { content } = appended;
-      const progress = {
-        received: content.received,
-        tail: content.tail.toString('base64'),
-        staging: content.staging,
+      const expiresAt = isoPlus(nowIso(), expiryMs(ctx));
+      const whole = length !== undefined && content.received >= length && !appended.broken;
+      // A length declared now is recorded at once: a client declares it once, and would not again after a crash.
+      const declares = upload.length === null && length !== undefined;
+      await recordProgress(ctx, { id, token, expiresAt }, previous, appended, {
         length: length ?? null,
-      };
-      const expiresAt = isoPlus(now, expiryMs(ctx));
-      if (!(await saveProgress(ctx.db, id, token, { ...progress, updated_at: now, expires_at: expiresAt })))
-        throw new AppError('UPLOAD_BUSY', 'The upload was taken over by another request');
-      await extendHold(ctx.db, id, expiresAt);
-      if (length === undefined || content.received < length || appended.broken) return { offset: content.received, expiresAt };
+        answerFirst: !whole && !appended.broken && !declares,
+      });
+      if (!whole) return { offset: content.received, expiresAt };
       const fileId = await finishUpload(ctx, principal, upload, content, dataKey);
       return { offset: content.received, expiresAt, fileId };
     },
   );
+}
+
+/**
+ * Where a request carries on from: where the upload stands on this instance, or its row when the
+ * client asks for that offset (a HEAD on another instance told it so).
+ */
+function startingPoint(ctx: AppContext, row: UploadRow, offset: number): { upload: UploadRow; previous?: LatestProgress } {
+  const previous = latestProgress(ctx, row);
+  if (previous && offset === previous.content.received) return { upload: withProgress(row, previous), previous };
+  if (offset !== row.received) throw new AppError('UPLOAD_OFFSET_MISMATCH', `The upload stands at ${asItStands(ctx, row).received} bytes`);
+  if (previous) forgetProgress(ctx, row.id);
+  return { upload: row };
+}
+
+/**
+ * Records a request's progress. The row only ever holds bytes that are durable. A request that
+ * leaves the upload open, after another one here (`previous`), answers before its own bytes are
+ * durable: the row gets the previous request's progress, and this one's waits here for the next
+ * request, its sync going on meanwhile. Any other (the first here, one that breaks or makes the
+ * upload whole, or on a store that is durable at once) waits for its sync and records itself.
+ */
+async function recordProgress(
+  ctx: AppContext,
+  lease: { id: string; token: string; expiresAt: string },
+  previous: LatestProgress | undefined,
+  { content, syncing }: Appended,
+  { length, answerFirst }: { length: number | null; answerFirst: boolean },
+): Promise<void> {
+  const { id } = lease;
+  try {
+    await previous?.durable;
+    if (previous && syncing && answerFirst) {
+      await saveRow(ctx, lease, previous.content, previous.length);
+      keepProgress(ctx, id, { rowTail: previous.content.tail, content, length, durable: syncing });
+    } else {
+      await syncing;
+      await saveRow(ctx, lease, content, length);
+      if (syncing && answerFirst) keepProgress(ctx, id, { rowTail: content.tail, content, length, durable: Promise.resolve() });
+      else forgetProgress(ctx, id);
+    }
+  } catch (error) {
+    forgetProgress(ctx, id);
+    throw error;
+  }
+  await extendHold(ctx.db, id, lease.expiresAt);
+}
+
+async function saveRow(
+  ctx: AppContext,
+  { id, token, expiresAt }: { id: string; token: string; expiresAt: string },
+  content: ResumableContent,
+  length: number | null,
+) {
+  const progress = { received: content.received, tail: content.tail.toString('base64'), staging: content.staging, length };
+  if (!(await saveProgress(ctx.db, id, token, { ...progress, updated_at: nowIso(), expires_at: expiresAt })))
+    throw new AppError('UPLOAD_BUSY', 'The upload was taken over by another request');
 }
 
 /** The caller's upload, still open and not expired: 404 for anyone else's, 410 when finished or expired. */

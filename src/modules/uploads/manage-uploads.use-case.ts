@@ -3,6 +3,7 @@ import { AppError } from '../../errors.js';
 import { nowIso } from '../../lib/time.js';
 import { releaseHold } from '../accounts/upload-holds.js';
 import { contentOf } from './append-upload.use-case.js';
+import { asItStands, forgetProgress } from './latest-progress.js';
 import { withLease } from './upload-lease.js';
 import { deleteUpload, expiredUploads, findUpload, listOpenUploads, type UploadRow } from './uploads.repository.js';
 
@@ -26,12 +27,12 @@ export async function describeUpload(ctx: AppContext, principal: Principal, id: 
   const upload = await findUpload(ctx.db, principal.userId, id);
   if (!upload) throw new AppError('UPLOAD_NOT_FOUND');
   if (upload.expires_at < nowIso()) throw new AppError('UPLOAD_EXPIRED');
-  return summary(upload);
+  return summary(asItStands(ctx, upload));
 }
 
 /** The caller's unfinished uploads not past their expiry, newest first. */
 export async function listUploads(ctx: AppContext, principal: Principal): Promise<UploadSummary[]> {
-  return (await listOpenUploads(ctx.db, principal.userId, nowIso())).map(summary);
+  return (await listOpenUploads(ctx.db, principal.userId, nowIso())).map((upload) => summary(asItStands(ctx, upload)));
 }
 
 /**
@@ -64,6 +65,7 @@ export async function removeExpiredUploads(ctx: AppContext, now: string): Promis
 
 /** Bytes first, then the hold, then the row: a failure midway leaves the row for the next try. */
 async function removeUpload(ctx: AppContext, upload: UploadRow): Promise<void> {
+  forgetProgress(ctx, upload.id);
   if (upload.state === 'open') {
     await ctx.content.resumable.abort(contentOf(upload));
     await releaseHold(ctx.db, upload.id);

@@ -5,9 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
-import { buildApp } from '../../../src/app.js';
 import { maintenanceRound } from '../../../src/jobs.js';
 import { isoPlus, nowIso } from '../../../src/lib/time.js';
 import { DIALECTS, signUp, type TestApp } from '../../helper.js';
@@ -27,6 +25,7 @@ import {
   tusMetadataHeader as metadata,
   tusSetup,
   uploadIdOf,
+  withSecondInstance,
 } from '../../support/tus-inject.js';
 import { eventually } from '../../support/wait.js';
 
@@ -40,20 +39,6 @@ function staged(test: TestApp, blobId: string): boolean {
 }
 
 /** The upkeep's context over the test app's database and blob store (the app keeps its own to itself). */
-/**
- * Runs `work` with a second instance of the app over the test's database and data folder, closed
- * after it (before the test's own app and database are).
- */
-async function withSecondInstance(test: TestApp, work: (other: FastifyInstance) => Promise<void>): Promise<void> {
-  const other = await buildApp({ config: test.config, database: test.database, logStream: false, webRoot: null });
-  try {
-    await other.ready();
-    await work(other);
-  } finally {
-    await other.close();
-  }
-}
-
 /** The head of a PATCH written by hand on a raw connection. */
 function patchHead(url: string, token: string, offset: number, length: number): string {
   return (
