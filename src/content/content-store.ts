@@ -24,6 +24,7 @@ import {
 import { Opener, RangeOpener, Sealer } from './codecs.js';
 import type { CryptoEngine, SealedSummary } from './engine.js';
 import { CipherFormatError, HEADER_BYTES, newHeader, parseHeader, sealedSize, segmentRange } from './format.js';
+import { LaneKeeper } from './hash-lane.js';
 
 /** Encrypted content written to the blob store (or held for the database), not yet referenced by any version. */
 export interface StoredContent {
@@ -159,7 +160,7 @@ const BLOB_GROUP_MAX = 64;
 
 /** The content store over a database, a blob store and a crypto engine: the functions below, bound to them. */
 export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngine): ContentStore {
-  const parts: ContentParts = { db, blobs, engine, recordUploading: uploadingBlobRecorder(db) };
+  const parts: ContentParts = { db, blobs, engine, recordUploading: uploadingBlobRecorder(db), lanes: new LaneKeeper() };
   return {
     engineName: engine.name,
     ...bindContext(parts, { store, discard, open, sealed }),
@@ -185,6 +186,8 @@ interface ContentParts {
   blobs: BlobStore;
   engine: CryptoEngine;
   recordUploading: (blobId: string) => Promise<void>;
+  /** The hashes of resumable uploads appended to here last (resumable.ts). */
+  lanes: LaneKeeper;
 }
 
 type Sealed = SealedSummary & { storedSize: number; durable?: Promise<void> };

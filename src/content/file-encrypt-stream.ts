@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import type { BlobFile } from '../blobs/blob-store.js';
 import { KEY_BYTES } from '../crypto/key-wrap.js';
 import { DEFAULT_SEGMENT_LOG2, HEADER_BYTES, TAG_BYTES, newHeader, type StreamHeader } from './format.js';
-import type { NativeAddon } from './native-addon.js';
+import { HashLane } from './hash-lane.js';
+import { addonSha256, type NativeAddon } from './native-addon.js';
 import { sealableBytes, type AppendStart, type AppendedSegments } from './segment-appender.js';
 
 /**
@@ -42,7 +43,8 @@ export interface FileEncryptOptions {
    * Carries on a blob written before (a resumable upload's staging file) instead of starting one:
    * the header, the segment index and the hash go on from `start`, writes from `position` of the
    * file. At the end the whole segments known not to be the final one are sealed (sealableBytes),
-   * and `appended` holds the new midstate and the plaintext left unsealed.
+   * and `appended` holds the plaintext left unsealed. The stream finishes once its segments are
+   * written, its runs maybe still waiting in `start.hash` (the lane frees them once hashed).
    */
   continueFrom?: { start: AppendStart; position: number };
 }
@@ -105,10 +107,8 @@ export class FileEncryptStream extends Writable {
   private nextSegment = 0;
   /** Stored bytes queued for writing so far: where the next job writes. */
   private storedBytes = 0;
-  private readonly hash: object;
-  /** Runs waiting for the hashing job, oldest first. */
-  private readonly toHash: Run[] = [];
-  private hashing = false;
+  /** The SHA-256 of the plaintext: runs are hashed in order, all those waiting in one job. */
+  private readonly lane: HashLane;
   private seenBytes = 0;
   /** A write's callback, waiting for room among the runs. */
   private waiting: ((error?: Error | null) => void) | null = null;
@@ -136,7 +136,7 @@ export class FileEncryptStream extends Writable {
     this.runSegments = Math.max(1, Math.floor(JOB_BYTES / this.segmentSize));
     this.ownsInput = options.ownsInput ?? false;
     this.checkInput = options.checkInput;
-    this.hash = native.sha256(start?.midstate);
+    this.lane = start?.hash ?? new HashLane(addonSha256(native));
     if (start) {
       this.storedBytes = options.continueFrom!.position;
       this.nextSegment = (start.received - start.pending.length) / this.segmentSize;
@@ -194,9 +194,15 @@ export class FileEncryptStream extends Writable {
     if (this.jobs.every((job) => job.settled)) this.closing();
   }
 
-  /** Calls `callback` now when fewer than MAX_RUNS runs are held, else once one is done. */
+  /**
+   * Calls `callback` now when fewer than MAX_RUNS runs are held, else once one of ours is done.
+   * Runs an earlier request left waiting in a continued blob's lane count too: they are hashed
+   * before ours, so one of ours being done means they are; without runs of ours, nothing would
+   * call back, so the input is taken (less than a run).
+   */
   private waitForRoom(callback: (error?: Error | null) => void): void {
-    if (this.runs.length < MAX_RUNS) return callback();
+    const ownWaiting = this.runs.filter((run) => !run.hashed).length;
+    if (this.runs.length === 0 || this.runs.length + this.lane.waiting - ownWaiting < MAX_RUNS) return callback();
     this.waiting = callback;
   }
 
@@ -221,8 +227,14 @@ export class FileEncryptStream extends Writable {
     this.pendingBytes -= bytes;
     this.runs.push(run);
     this.seal(run, final);
-    this.toHash.push(run);
-    this.hashNext();
+    this.lane.push(run.chunks, run.bytes).then(
+      () => {
+        run.hashed = true;
+        this.release();
+        this.maybeFinish();
+      },
+      (error: Error) => this.destroy(error),
+    );
   }
 
   private seal(run: Run, final: boolean): void {
@@ -251,31 +263,6 @@ export class FileEncryptStream extends Writable {
       },
     );
     this.nextSegment += segments;
-  }
-
-  /** Hashes the runs waiting for it, all in one job, once the job before has finished. */
-  private hashNext(): void {
-    if (this.hashing || this.toHash.length === 0 || this.destroyed) return;
-    const runs = this.toHash.splice(0);
-    this.hashing = true;
-    this.native
-      .sha256Update(
-        this.hash,
-        runs.flatMap((run) => run.chunks),
-      )
-      .then(
-        () => {
-          this.hashing = false;
-          for (const run of runs) run.hashed = true;
-          this.release();
-          this.hashNext();
-          this.maybeFinish();
-        },
-        (error: Error) => {
-          this.hashing = false;
-          this.destroy(error);
-        },
-      );
   }
 
   /** A sealing job is done: reports the writes done at the head of the queue, in order. */
@@ -316,21 +303,22 @@ export class FileEncryptStream extends Writable {
       if (run.memory.length > 0) this.native.detachBuffers(run.memory);
     }
     const waiting = this.waiting;
-    if (waiting && this.runs.length < MAX_RUNS) {
+    if (waiting) {
       this.waiting = null;
-      waiting();
+      this.waitForRoom(waiting);
     }
   }
 
-  /** Once finishing and every run is sealed, written and hashed: the checksum (or where a continued blob stands), then 'finish'. */
+  /**
+   * Once finishing and every run is sealed and written, and hashed for a new blob: its checksum,
+   * or where a continued blob stands (its hash may go on in the lane), then 'finish'.
+   */
   private maybeFinish(): void {
-    if (!this.finishing || this.runs.length > 0 || this.jobs.length > 0 || this.hashing) return;
+    if (!this.finishing || this.jobs.length > 0 || !this.runs.every((run) => run.sealed && (run.hashed || this.continued))) return;
     const finishing = this.finishing;
     this.finishing = null;
-    if (this.continued) {
-      const rest = Buffer.concat(this.pending.map((chunk) => chunk.view));
-      this.appended = { midstate: this.native.sha256Midstate(this.hash), pending: rest };
-    } else this.checksum = `sha256:${this.native.sha256Digest(this.hash).toString('hex')}`;
+    if (this.continued) this.appended = { pending: Buffer.concat(this.pending.map((chunk) => chunk.view)) };
+    else this.checksum = `sha256:${this.lane.digest().toString('hex')}`;
     finishing();
   }
 }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { ResumableSha256 } from './sha256-midstate.js';
 
 /**
  * Coffre's optional native addon (native/module.c), built by `npm ci`: the `native` crypto engine
@@ -41,6 +42,16 @@ export interface NativeAddon {
   sha256Update(context: object, chunks: Uint8Array[]): Promise<void>;
   sha256Digest(context: object): Buffer;
   sha256Midstate(context: object): Buffer;
+}
+
+/** The addon's SHA-256 as the content core uses it: each update is a threadpool job. */
+export function addonSha256(addon: NativeAddon, midstate?: Buffer): ResumableSha256 {
+  const context = addon.sha256(midstate);
+  return {
+    update: (chunks) => addon.sha256Update(context, chunks),
+    midstate: () => addon.sha256Midstate(context),
+    digest: () => addon.sha256Digest(context),
+  };
 }
 
 /** Where scripts/build-native.mjs leaves the build, seen from src/content or dist/src/content; null when it is absent. */

@@ -4,7 +4,7 @@ import { assertDataKey, type SegmentAead } from './aead.js';
 import type { CryptoEngine } from './engine.js';
 import { FileDecryptStream } from './file-decrypt-stream.js';
 import { FileEncryptStream } from './file-encrypt-stream.js';
-import type { NativeAddon } from './native-addon.js';
+import { addonSha256, type NativeAddon } from './native-addon.js';
 
 /**
  * The fast engine, over the addon: blob files are sealed and written, read and opened, by
@@ -44,15 +44,8 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
 
     openFile: (file, dataKey, header, range) => new FileDecryptStream(addon, file, dataKey, header, range),
 
-    sha256(midstate) {
-      // The addon hashes on the threadpool: the event loop goes on reading the request meanwhile.
-      const context = addon.sha256(midstate);
-      return {
-        update: (chunks) => addon.sha256Update(context, chunks),
-        midstate: () => addon.sha256Midstate(context),
-        digest: () => addon.sha256Digest(context),
-      };
-    },
+    // The addon hashes on the threadpool: the event loop goes on reading the request meanwhile.
+    sha256: (midstate) => addonSha256(addon, midstate),
   };
 }
 

@@ -35,7 +35,7 @@ export const nodeEngine: CryptoEngine = {
     const appender = new FileAppender(file.fd, file.position);
     const write = async (chunks: Buffer[]) => file.wrote(await appender.append(chunks));
     // A failed write stops the appending at once; the one still queued settles before this does.
-    return appendSegments(source, nodeAead(dataKey), new JsSha256(start.midstate), start, write).finally(() => appender.settled());
+    return appendSegments(source, nodeAead(dataKey), start, write).finally(() => appender.settled());
   },
 
   sha256: (midstate) => new JsSha256(midstate),

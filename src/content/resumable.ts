@@ -1,4 +1,6 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
+import { read } from 'node:fs';
+import { promisify } from 'node:util';
 import type { Readable } from 'node:stream';
 import type { BlobStore, PutOptions } from '../blobs/blob-store.js';
 import { newBlobKey } from '../blobs/blob-keys.js';
@@ -6,7 +8,17 @@ import { newKey } from '../crypto/key-wrap.js';
 import { AppError } from '../errors.js';
 import { nodeAead } from './aead.js';
 import type { CryptoEngine } from './engine.js';
-import { CipherFormatError, TAG_BYTES, newHeader, parseHeader, sealedSize } from './format.js';
+import {
+  CipherFormatError,
+  TAG_BYTES,
+  newHeader,
+  parseHeader,
+  sealedSize,
+  segmentNonce,
+  segmentOffset,
+  type StreamHeader,
+} from './format.js';
+import { HashLane, type LaneKeeper } from './hash-lane.js';
 import { SegmentSealer, appendSegments, type AppendStart, type AppendedSegments } from './segment-appender.js';
 import { MIDSTATE_BYTES } from './sha256-midstate.js';
 
@@ -15,6 +27,9 @@ import { MIDSTATE_BYTES } from './sha256-midstate.js';
  * byte: whole segments are sealed as they arrive and appended to the blob store's staging, and
  * hashed; the plaintext of the segment not yet whole, and the SHA-256 midstate of the sealed ones
  * (sha256-midstate.ts), are kept sealed in `tail`, never in clear. Whoever keeps this (a database row) can continue it anywhere.
+ * A request answers once its segments are durable, maybe before they are all hashed: the midstate
+ * saved is then an earlier one, and the next request carries on with this instance's lane
+ * (hash-lane.ts) or catches up by reading the staged segments back.
  */
 export interface ResumableContent {
   blobId: string;
@@ -58,6 +73,7 @@ interface ResumableParts {
   blobs: BlobStore;
   engine: CryptoEngine;
   recordUploading: (blobId: string) => Promise<void>;
+  lanes: LaneKeeper;
 }
 
 /** A new, empty resumable blob: its data key (the caller keeps it wrapped) and its state. */
@@ -91,14 +107,76 @@ export async function appendResumable(
 ): Promise<Appended> {
   const header = parseHeader(content.header);
   const tail = openTail(dataKey, content, header.segmentSize);
-  const start: AppendStart = { header, received: content.received, ...tail, length: limits.length };
+  const hash = await hashOfSealed(parts, content, dataKey, header, tail);
+  const start: AppendStart = { header, received: content.received, pending: tail.pending, hash, length: limits.length };
   const taken = { received: content.received, broken: false };
   const chunks = checkedChunks(source, limits, taken);
   const { appended, staging, syncing } = parts.blobs.localFiles
     ? await appendToFile(parts, content, dataKey, chunks, start, options.sourceOwnsChunks ?? false)
     : await appendToWriter(parts, content, dataKey, chunks, start);
   const next = { ...content, received: taken.received, staging };
-  return { content: { ...next, tail: sealTail(dataKey, next, appended.midstate, appended.pending) }, broken: taken.broken, syncing };
+  const sealed = sealTail(dataKey, next, hash.reached, appended.pending);
+  parts.lanes.keep(content.blobId, sealed, hash);
+  return { content: { ...next, tail: sealed }, broken: taken.broken, syncing };
+}
+
+/**
+ * The SHA-256 of the plaintext of the segments sealed so far, fed all of it: the lane this instance
+ * kept from the upload's last request, if the row still holds the tail saved with it; else one
+ * from the tail's midstate, caught up when that request answered before its hash was done.
+ */
+async function hashOfSealed(
+  parts: ResumableParts,
+  content: ResumableContent,
+  dataKey: Buffer,
+  header: StreamHeader,
+  tail: { midstate: Buffer; pending: Buffer },
+): Promise<HashLane> {
+  const sealedTo = content.received - tail.pending.length;
+  const kept = parts.lanes.take(content.blobId, content.tail);
+  if (kept?.queuedBytes === sealedTo) return kept;
+  const lane = new HashLane(parts.engine.sha256(tail.midstate), tail.midstate);
+  if (lane.queuedBytes !== sealedTo) await catchUp(parts, content, dataKey, header, lane, sealedTo);
+  return lane;
+}
+
+/** Segments read back at once to catch a hash up. */
+const CATCH_UP_SEGMENTS = 64;
+const readFile = promisify(read);
+
+/**
+ * Feeds `lane` the plaintext of the staged segments from where it stands to `to`, read back from
+ * the staging file and opened (only local files lag: see appendSegments).
+ */
+async function catchUp(
+  { blobs, engine }: ResumableParts,
+  content: ResumableContent,
+  dataKey: Buffer,
+  header: StreamHeader,
+  lane: HashLane,
+  to: number,
+) {
+  const size = header.segmentSize;
+  if (lane.queuedBytes % size !== 0 || lane.queuedBytes > to)
+    throw new CipherFormatError("the upload tail's midstate is not at a sealed segment");
+  const file = await blobs.openStagingFile(content.blobId, content.staging);
+  try {
+    const aead = engine.aead(dataKey);
+    const sealed = Buffer.allocUnsafe(size + TAG_BYTES);
+    for (let index = lane.queuedBytes / size; index < to / size;) {
+      const batch: Buffer[] = [];
+      for (; index < to / size && batch.length < CATCH_UP_SEGMENTS; index++) {
+        const { bytesRead } = await readFile(file.fd, sealed, 0, sealed.length, segmentOffset(index, size));
+        const plain = Buffer.allocUnsafe(size);
+        if (bytesRead !== sealed.length || aead.open(segmentNonce(header.noncePrefix, index, false), header.bytes, sealed, plain, 0) < 0)
+          throw new CipherFormatError(`staged segment ${index} is missing or does not authenticate`);
+        batch.push(plain);
+      }
+      await lane.push(batch, batch.length * size);
+    }
+  } finally {
+    await file.close();
+  }
 }
 
 /**
@@ -167,9 +245,7 @@ async function appendToWriter(
 ): Promise<StagedAppend> {
   const writer = await blobs.openStaging(content.blobId, content.staging);
   try {
-    const appended = await appendSegments(chunks, engine.aead(dataKey), engine.sha256(start.midstate), start, (sealed) =>
-      writer.write(sealed),
-    );
+    const appended = await appendSegments(chunks, engine.aead(dataKey), start, (sealed) => writer.write(sealed));
     return { appended, staging: await writer.commit() };
   } finally {
     await writer.close();
@@ -184,12 +260,12 @@ export async function finishResumable(parts: ResumableParts, content: ResumableC
   const { blobs, engine, recordUploading } = parts;
   const header = parseHeader(content.header);
   const tail = openTail(dataKey, content, header.segmentSize);
-  const hash = engine.sha256(tail.midstate);
+  const hash = await hashOfSealed(parts, content, dataKey, header, tail);
   const segments = new SegmentSealer(engine.aead(dataKey), header, tail.pending, content.received);
   const writer = await blobs.openStaging(content.blobId, content.staging);
   let staging: string;
   try {
-    await Promise.all([writer.write(segments.sealFinal()), hash.update(segments.takePlain())]);
+    await Promise.all([writer.write(segments.sealFinal()), hash.push(segments.takePlain(), tail.pending.length)]);
     staging = await writer.commit();
   } finally {
     await writer.close();
@@ -202,7 +278,11 @@ export async function finishResumable(parts: ResumableParts, content: ResumableC
 }
 
 /** Deletes an unfinished resumable blob's bytes. */
-export async function abortResumable({ blobs }: ResumableParts, content: Pick<ResumableContent, 'blobId' | 'staging'>): Promise<void> {
+export async function abortResumable(
+  { blobs, lanes }: ResumableParts,
+  content: Pick<ResumableContent, 'blobId' | 'staging'>,
+): Promise<void> {
+  lanes.forget(content.blobId);
   await blobs.abortStaging(content.blobId, content.staging);
 }
 

@@ -1,6 +1,6 @@
 import type { SegmentAead } from './aead.js';
 import { TAG_BYTES, segmentNonce, type StreamHeader } from './format.js';
-import type { ResumableSha256 } from './sha256-midstate.js';
+import type { HashLane } from './hash-lane.js';
 
 /** Sealed segments gathered before one write. */
 const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
@@ -15,15 +15,14 @@ export interface AppendStart {
   received: number;
   /** Plaintext received and not sealed yet: less than a segment, or one whole segment that may be the final one. */
   pending: Buffer;
-  /** The SHA-256 midstate (sha256-midstate.ts) of the sealed segments' plaintext. */
-  midstate: Buffer;
+  /** The SHA-256 of the sealed segments' plaintext: fed all of it, maybe still hashing some. */
+  hash: HashLane;
   /** The whole plaintext length, once known: a whole segment ending before it is known not to be the final one. */
   length?: number;
 }
 
-/** What an append leaves for the next one: the new midstate, and the plaintext not sealed. */
+/** What an append leaves for the next one besides `start.hash`: the plaintext not sealed. */
 export interface AppendedSegments {
-  midstate: Buffer;
   pending: Buffer;
 }
 
@@ -42,24 +41,28 @@ export function sealableBytes(pendingBytes: number, at: number, segmentSize: num
 /**
  * Appends a source's plaintext to a blob by sealing its segments on the event loop and handing
  * them to `write` in batches (the node engine, and stores that are not local files): whole segments
- * are sealed and hashed as they arrive, and the rest is returned as `pending`.
+ * are sealed and hashed as they arrive, and the rest is returned as `pending`. It resolves with the
+ * hash done: a store that is not local files cannot read the segments back to catch a hash up.
  */
 export async function appendSegments(
   source: AsyncIterable<Buffer>,
   aead: SegmentAead,
-  hash: ResumableSha256,
   start: AppendStart,
   write: (chunks: Buffer[]) => Promise<void>,
 ): Promise<AppendedSegments> {
   const segments = new SegmentSealer(aead, start.header, start.pending, start.received);
   // Sealed segments are written and hashed together (the hash on the threadpool with the native engine).
-  const flush = () => Promise.all([write(segments.takeSealed()), hash.update(segments.takePlain())]);
+  const flush = () => {
+    const plain = segments.takePlain();
+    const bytes = plain.reduce((sum, piece) => sum + piece.length, 0);
+    return Promise.all([write(segments.takeSealed()), start.hash.push(plain, bytes)]);
+  };
   for await (const chunk of source) {
     segments.add(chunk, start.length);
     if (segments.sealedBytes >= WRITE_BATCH_BYTES) await flush();
   }
   await flush();
-  return { midstate: hash.midstate(), pending: segments.pendingBytes() };
+  return { pending: segments.pendingBytes() };
 }
 
 /** Cuts plaintext into segments and seals every whole one known not to be the final one. */

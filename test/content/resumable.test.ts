@@ -33,6 +33,8 @@ const UNLIMITED: AppendLimits = { maxBytes: Number.MAX_SAFE_INTEGER };
 
 interface Setup {
   content: ContentStore;
+  /** Another instance: a content store of its own over the same database and blob store. */
+  elsewhere: (engine: CryptoEngine) => ContentStore;
   blobs: FsBlobStore | S3BlobStore;
   /** The blob store's folder (staging/, tmp/ and the blobs). */
   root: string;
@@ -43,7 +45,8 @@ async function setup(t: TestContext, engine: CryptoEngine): Promise<Setup> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-resumable-'));
   t.after(() => fs.rmSync(root, { recursive: true, force: true }));
   const blobs = new FsBlobStore(root, { files: engine.durableFiles });
-  return { content: createContentStore(database.db, blobs, engine), blobs, root };
+  const elsewhere = (other: CryptoEngine) => createContentStore(database.db, blobs, other);
+  return { content: createContentStore(database.db, blobs, engine), elsewhere, blobs, root };
 }
 
 /** A request body: `data` in chunks of the given sizes (cycled). */
@@ -97,6 +100,30 @@ async function finishAndCheck({ content, blobs }: Setup, state: ResumableContent
 /** The length of an upload's staging file, bytes written after its last commit included. */
 function stagedBytes({ root }: Setup, state: ResumableContent): number {
   return fs.statSync(path.join(root, 'staging', state.blobId)).size;
+}
+
+/** An engine whose SHA-256 updates wait until `release` (the hash of a busy instance, far behind its writes). */
+function heldHashes(engine: CryptoEngine) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held = { updates: 0, release };
+  const sha256: CryptoEngine['sha256'] = (midstate) => {
+    const hash = engine.sha256(midstate);
+    const update = async (chunks: Buffer[]) => {
+      held.updates++;
+      await released;
+      await hash.update(chunks);
+    };
+    return { update, midstate: () => hash.midstate(), digest: () => hash.digest() };
+  };
+  return { engine: { ...engine, sha256 }, held };
+}
+
+/** Rejects when `promise` takes longer than a few seconds: an append that waits for a held hash never settles. */
+function settlesSoon<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} waited for its hash`)), 5000)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** `data` cut at the given offsets (sorted; repeats make empty pieces). */
@@ -269,6 +296,62 @@ for (const engine of ENGINES) {
   });
 }
 
+describe('resumable content: a request answers before its hash is done (native engine)', () => {
+  const native = chooseEngine('native');
+  const plaintext = randomBytes(6 * MIB + 12_345);
+  const firstPart = plaintext.subarray(0, 3 * MIB + 100);
+
+  /** A first request whose hash is held: it answers all the same, its segments written. */
+  async function firstRequest(t: TestContext) {
+    const { engine, held } = heldHashes(native);
+    const s = await setup(t, engine);
+    t.after(() => held.release());
+    const { content: begun, dataKey } = await s.content.resumable.begin();
+    const first = await settlesSoon(s.content.resumable.append(begun, dataKey, body(firstPart), UNLIMITED), 'the request');
+    assert.equal(first.content.received, firstPart.length);
+    assert.ok(held.updates > 0, 'the hash was held');
+    assert.ok(stagedBytes(s, first.content) > 3 * MIB, 'the segments were written');
+    return { s, held, dataKey, first: first.content };
+  }
+
+  it('the next request on this instance carries on with the hash still running', async (t) => {
+    const { s, held, dataKey, first } = await firstRequest(t);
+    const second = await settlesSoon(
+      s.content.resumable.append(first, dataKey, body(plaintext.subarray(first.received)), UNLIMITED),
+      'the second request',
+    );
+    held.release();
+    await finishAndCheck(s, second.content, dataKey, plaintext);
+  });
+
+  it('another instance catches the hash up from the staged segments', async (t) => {
+    const { s, dataKey, first } = await firstRequest(t);
+    const elsewhere = { ...s, content: s.elsewhere(native) };
+    const state = await appendPieces(elsewhere, first, dataKey, [plaintext.subarray(first.received)]);
+    await finishAndCheck(elsewhere, state, dataKey, plaintext);
+  });
+
+  it('after a refused request (nothing kept), the next one here catches up rather than reuse a hash of refused bytes', async (t) => {
+    const { s, held, dataKey, first } = await firstRequest(t);
+    const refuse = () => ({ update: () => {}, matches: () => false });
+    await assert.rejects(s.content.resumable.append(first, dataKey, body(randomBytes(2 * MIB)), { ...UNLIMITED, verify: refuse }), {
+      code: 'UPLOAD_CHECKSUM_MISMATCH',
+    });
+    held.release();
+    const state = await appendPieces(s, first, dataKey, [plaintext.subarray(first.received)]);
+    await finishAndCheck(s, state, dataKey, plaintext);
+  });
+
+  it('a staged segment that does not open fails the catching up (CipherFormatError)', async (t) => {
+    const { s, dataKey, first } = await firstRequest(t);
+    const staged = path.join(s.root, 'staging', first.blobId);
+    const file = fs.openSync(staged, 'r+');
+    fs.writeSync(file, Buffer.from([0xff]), 0, 1, 100_000);
+    fs.closeSync(file);
+    await assert.rejects(s.elsewhere(native).resumable.append(first, dataKey, body(Buffer.alloc(10)), UNLIMITED), CipherFormatError);
+  });
+});
+
 describe('resumable content on the S3 store', () => {
   let s3: TestS3;
   before(async () => {
@@ -282,7 +365,8 @@ describe('resumable content on the S3 store', () => {
     const location = await s3.newBucket();
     const blobs = new S3BlobStore(location, { client: { credentials: s3.credentials } });
     t.after(() => blobs.close());
-    const s: Setup = { content: createContentStore(database.db, blobs, engine), blobs, root: '' };
+    const elsewhere = (other: CryptoEngine) => createContentStore(database.db, blobs, other);
+    const s: Setup = { content: elsewhere(engine), elsewhere, blobs, root: '' };
     const plaintext = randomBytes(11 * MIB + 5);
     // Requests ending short of a part, on one, and past one; an empty one; a broken one.
     const cuts = [1000, 5 * MIB - 16, 5 * MIB - 16, 6 * MIB + 3];
