@@ -1,0 +1,145 @@
+import { Readable } from 'node:stream';
+import {
+  centralHeader,
+  centralHeaderLength,
+  endRecords,
+  endRecordsLength,
+  localHeader,
+  localHeaderLength,
+  type ZipEntry,
+} from './zip-records.js';
+
+/**
+ * A zip archive of stored entries laid out before its first byte (zip-records.ts): its length, so
+ * `Content-Length` is known, and where each record lies, so any byte range of it can be streamed
+ * on its own (a `Range` request resuming a broken download). yazl and archiver compute CRCs while
+ * they stream and cannot start in the middle; the records are few and written here instead.
+ */
+export interface ZipLayout {
+  entries: ZipEntry[];
+  /** Where each entry's local header starts; its content follows the header. */
+  offsets: Float64Array;
+  directoryOffset: number;
+  directoryLength: number;
+  /** The archive's length in bytes. */
+  length: number;
+}
+
+/** Reads bytes [start, end) of entry `index`'s content. */
+export type OpenEntry = (index: number, start: number, end: number) => Promise<AsyncIterable<Buffer> | Iterable<Buffer>>;
+
+/** Central directory bytes gathered before one chunk is sent. */
+const DIRECTORY_CHUNK = 64 * 1024;
+
+export function layoutZip(entries: ZipEntry[]): ZipLayout {
+  const offsets = new Float64Array(entries.length);
+  let at = 0;
+  entries.forEach((entry, i) => {
+    offsets[i] = at;
+    at += localHeaderLength(entry) + entry.size;
+  });
+  const directoryOffset = at;
+  let directoryLength = 0;
+  entries.forEach((entry, i) => (directoryLength += centralHeaderLength(entry, offsets[i])));
+  const length = directoryOffset + directoryLength + endRecordsLength(entries.length, directoryOffset, directoryLength);
+  return { entries, offsets, directoryOffset, directoryLength, length };
+}
+
+/**
+ * Bytes [start, end) of the archive, streamed as they are made; an entry's content is read
+ * through `open` only for its part inside the range. Content of another length than the entry was
+ * laid out with fails the stream: an archive cut short must never end as if whole.
+ */
+export function zipRange(layout: ZipLayout, start: number, end: number, open: OpenEntry): Readable {
+  if (!(start >= 0 && start <= end && end <= layout.length)) throw new RangeError(`${start}–${end} is not a range of the archive`);
+  return Readable.from(archiveParts(layout, start, end, open), { objectMode: false });
+}
+
+async function* archiveParts(layout: ZipLayout, start: number, end: number, open: OpenEntry): AsyncGenerator<Buffer> {
+  yield* entriesPart(layout, start, end, open);
+  yield* directoryPart(layout, start, end);
+  const { entries, directoryOffset, directoryLength } = layout;
+  yield* clip(endRecords(entries.length, directoryOffset, directoryLength), directoryOffset + directoryLength, start, end);
+}
+
+/** The local headers and contents of the entries the range reaches. */
+async function* entriesPart({ entries, offsets }: ZipLayout, start: number, end: number, open: OpenEntry): AsyncGenerator<Buffer> {
+  for (let i = entryAt(offsets, start); i < entries.length && offsets[i] < end; i++) {
+    const entry = entries[i];
+    const header = localHeader(entry);
+    yield* clip(header, offsets[i], start, end);
+    const dataStart = offsets[i] + header.length;
+    const from = Math.max(start, dataStart) - dataStart;
+    const to = Math.min(end, dataStart + entry.size) - dataStart;
+    if (to > from) yield* exactly(await open(i, from, to), to - from, i);
+  }
+}
+
+/** The central directory headers the range reaches, gathered into chunks. */
+function* directoryPart({ entries, offsets, directoryOffset }: ZipLayout, start: number, end: number): Generator<Buffer> {
+  let at = directoryOffset;
+  let gathered: Buffer[] = [];
+  let gatheredFrom = at;
+  let gatheredBytes = 0;
+  for (let i = 0; i < entries.length && at < end; i++) {
+    const length = centralHeaderLength(entries[i], offsets[i]);
+    if (at + length > start) {
+      if (gathered.length === 0) gatheredFrom = at;
+      const record = centralHeader(entries[i], offsets[i]);
+      gathered.push(record);
+      gatheredBytes += record.length;
+    }
+    at += length;
+    if (gatheredBytes >= DIRECTORY_CHUNK) {
+      yield* clip(Buffer.concat(gathered), gatheredFrom, start, end);
+      gathered = [];
+      gatheredBytes = 0;
+    }
+  }
+  if (gathered.length > 0) yield* clip(Buffer.concat(gathered), gatheredFrom, start, end);
+}
+
+/** The entry whose local header holds `position`, or the first after it (binary search). */
+function entryAt(offsets: Float64Array, position: number): number {
+  let low = 0;
+  let high = offsets.length - 1;
+  let found = 0;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if (offsets[middle] <= position) {
+      found = middle;
+      low = middle + 1;
+    } else high = middle - 1;
+  }
+  return found;
+}
+
+/** The part of `bytes`, lying at `at` in the archive, inside [start, end). */
+function* clip(bytes: Buffer, at: number, start: number, end: number): Generator<Buffer> {
+  const from = Math.max(start, at) - at;
+  const to = Math.min(end, at + bytes.length) - at;
+  if (to > from) yield from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to);
+}
+
+async function* exactly(content: AsyncIterable<Buffer> | Iterable<Buffer>, bytes: number, index: number): AsyncGenerator<Buffer> {
+  let seen = 0;
+  for await (const chunk of content) {
+    seen += chunk.length;
+    if (seen > bytes) break;
+    yield chunk;
+  }
+  if (seen !== bytes) throw new Error(`entry ${index} of the archive has ${seen > bytes ? 'more' : 'fewer'} bytes than laid out`);
+}
+
+/**
+ * An entry's path from its folders' and its own names: `/`-separated, relative, a folder's ending
+ * with `/`. A name that could climb out or reach elsewhere when extracted (`.`, `..`, a slash or a
+ * backslash in it, empty) has those characters replaced, whatever the names' own rules allow.
+ */
+export function entryName(segments: string[], folder: boolean): Buffer {
+  const safe = segments.map((segment) => {
+    const replaced = segment.replace(/[/\\\0]/g, '_');
+    return replaced === '' || replaced === '.' || replaced === '..' ? replaced.replace(/\./g, '_') || '_' : replaced;
+  });
+  return Buffer.from(safe.join('/') + (folder ? '/' : ''), 'utf8');
+}
