@@ -34,6 +34,8 @@ export interface StoredContent {
   storedSize: number;
   /** `sha256:<hex>` of the plaintext. */
   checksum: string;
+  /** CRC-32 of the plaintext (zip archives), when the path that stored it computed one. */
+  crc32?: number;
   /**
    * Resolves once the blob's key survives a crash; the transaction recording the blob runs
    * meanwhile and awaits it before committing (`awaitDurable`).

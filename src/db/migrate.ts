@@ -16,6 +16,7 @@ import * as m012 from './migrations/012-upload-holds.js';
 import * as m013 from './migrations/013-link-passes.js';
 import * as m014 from './migrations/014-dav.js';
 import * as m015 from './migrations/015-resumable-uploads.js';
+import * as m016 from './migrations/016-version-crc32.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '013-link-passes': m013,
   '014-dav': m014,
   '015-resumable-uploads': m015,
+  '016-version-crc32': m016,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -279,6 +279,8 @@ export interface FileVersionsTable {
   blob_id: string;
   size: number;
   checksum: string;
+  /** CRC-32 of the plaintext (zip archives); null for versions older than migration 016, until first needed. */
+  crc32: number | null;
   content_type: string;
   /** The blob's data key wrapped by the file key (associated data: this version's id). */
   data_key_wrapped: string;

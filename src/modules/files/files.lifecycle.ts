@@ -87,6 +87,7 @@ export async function cloneFiles(trx: DbOrTrx, requests: CloneRequest[], now: st
       blob_id: source.blob_id,
       size: source.size,
       checksum: source.checksum,
+      crc32: source.crc32,
       content_type: source.content_type,
       data_key_wrapped: rewrapChildKey(dataKey, fileKey.key, versionId),
       created_at: now,
