@@ -32,6 +32,7 @@ import { regionRoutes } from './modules/regions/regions.routes.js';
 import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
 import { Datahub } from './modules/datahubs/datahubs.schemas.js';
 import { bucketRoutes } from './modules/buckets/buckets.routes.js';
+import { archiveRoutes } from './modules/archives/archives.routes.js';
 import { linkRoutes } from './modules/links/links.routes.js';
 import { uploadRoutes } from './modules/uploads/uploads.routes.js';
 import { storageRoutes } from './modules/storage/storage.routes.js';
@@ -244,6 +245,7 @@ function apiRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox
     await api.register(bucketRoutes(ctx));
     await api.register(storageRoutes(ctx));
     await api.register(linkRoutes(ctx, metrics));
+    await api.register(archiveRoutes(ctx, metrics));
     await api.register(uploadRoutes(ctx, metrics));
   };
 }

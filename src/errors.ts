@@ -67,6 +67,12 @@ export const ERROR_CATALOG = {
   QUOTA_EXCEEDED: { status: 507, message: 'Your storage quota is full' },
   CONTENT_INTEGRITY: { status: 500, message: 'The stored content failed its integrity check' },
   CONTENT_MISSING: { status: 500, message: 'The stored content is missing' },
+  EMPTY_SELECTION: { status: 400, message: 'Select at least one file or folder' },
+  SELECTION_TOO_LARGE: { status: 400, message: 'A selection holds at most 1000 ids; download a folder to get more' },
+  INVALID_SELECTION: { status: 400, message: 'Every id must name a live file or folder you can see' },
+  SELECTION_SPANS_FOLDERS: { status: 400, message: 'The selected items must all be in one folder' },
+  DOWNLOAD_FORBIDDEN: { status: 403, message: 'You may not download these items' },
+  ARCHIVE_ITEM_GONE: { status: 409, message: 'An item of the archive was deleted while it streamed' },
 
   // Share links
   LINK_NOT_FOUND: { status: 404, message: 'Shared link not found' },

@@ -1,6 +1,7 @@
 import type { Principal } from '../context.js';
 import type { DbOrTrx } from '../db/database.js';
 import type { BucketRow, DatahubRow, FileRow, FolderRow } from '../db/schema.js';
+import { inChunks } from '../db/in-chunks.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import {
   effectiveGrant,
@@ -149,6 +150,43 @@ export async function mayDownloadIn(
   if (await mayActOnFolder(db, principal, folder, 'download')) return () => true;
   const granted = await filesGrantedForDownload(db, principal.userId, fileIds);
   return (fileId) => granted.has(fileId);
+}
+
+/** What of a subtree a principal may download (see downloadableIn). */
+export interface Downloadable {
+  folder(id: string): boolean;
+  file(file: { id: string; folder_id: string }): boolean;
+}
+
+/**
+ * What of the subtrees under `root` (`folders` parents first, `files` in them) the principal may
+ * download: everything for the owner or a downloader of `root`; for another grantee, the folders
+ * under a grant allowing downloads and what they hold, and the files granted to them on their own.
+ */
+export async function downloadableIn(
+  db: DbOrTrx,
+  principal: Principal,
+  root: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
+  folders: { id: string; parent_id: string | null }[],
+  files: { id: string }[],
+): Promise<Downloadable> {
+  if (await mayActOnFolder(db, principal, root, 'download')) return { folder: () => true, file: () => true };
+  const grants = new Map(
+    await inChunks(
+      folders.map((f) => f.id),
+      async (ids) => [...(await grantsOnFolders(db, principal.userId, ids))],
+    ),
+  );
+  const granted = new Set(
+    await inChunks(
+      files.map((f) => f.id),
+      async (ids) => [...(await filesGrantedForDownload(db, principal.userId, ids))],
+    ),
+  );
+  const covered = new Set<string>();
+  for (const folder of folders)
+    if (grants.get(folder.id)?.download || (folder.parent_id !== null && covered.has(folder.parent_id))) covered.add(folder.id);
+  return { folder: (id) => covered.has(id), file: (file) => covered.has(file.folder_id) || granted.has(file.id) };
 }
 
 /**

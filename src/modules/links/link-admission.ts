@@ -35,7 +35,7 @@ export async function admit(db: Db, sharedHash: string, visitor: Visitor, kind?:
   const link = await repo.findLinkByHash(db, sharedHash);
   if (!link || (kind && link.kind !== kind)) throw new AppError('LINK_NOT_FOUND');
   const now = nowIso();
-  const found = visitor.pass && link.kind === 'file' ? await findPass(db, visitor.pass) : undefined;
+  const found = visitor.pass ? await findPass(db, visitor.pass) : undefined;
   const pass = found && found.link_id === link.id && passOpens(found, now) ? found : undefined;
   const closed = closedReason(link, now, pass !== undefined);
   if (closed) throw closed;

@@ -6,9 +6,11 @@ import { principalOf } from '../../http/auth.js';
 import { CONTENT_SECURITY_HEADERS, attachmentDisposition } from '../../http/content.js';
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
 import type { Metrics } from '../../http/metrics.js';
+import { ZIP_NOTE, ZIP_RESPONSE } from '../archives/archives.routes.js';
 import { downloadHeaders, sendDownload } from '../files/files.routes.js';
 import { FileIdParams, FolderIdParams } from '../files/files.schemas.js';
 import * as S from './links.schemas.js';
+import type { LinkTransfer } from './links.passes.js';
 import { linkService, type LinkKind, type SealedDownload, type Visitor } from './links.service.js';
 
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
@@ -41,10 +43,22 @@ function watchTransfer(links: ReturnType<typeof linkService>, request: FastifyRe
   return transfer;
 }
 
-/** Tells the client the pass that resumes this download without spending another access. */
-function passHeaders(reply: FastifyReply, transfer: ReturnType<typeof watchTransfer>): void {
+/**
+ * Runs a counted download of the request's visitor and tells the client the pass that resumes it
+ * without spending another access.
+ */
+async function counted<T>(
+  links: Links,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: Parameters<typeof visitor>[1],
+  run: (who: Visitor, transfer: LinkTransfer) => Promise<T>,
+): Promise<T> {
+  const transfer = watchTransfer(links, request, reply);
+  const result = await run(visitor(request, body), transfer);
   const pass = transfer.held;
   if (pass) reply.headers({ 'x-coffre-pass': pass.token, 'x-coffre-pass-expires': pass.expiresAt });
+  return result;
 }
 
 const PASS_NOTE =
@@ -61,6 +75,7 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
     manageRoutes(app, links, 'folder');
     publicViewRoutes(app, links);
     publicDownloadRoutes(app, links, metrics);
+    zipRoute(app, links, metrics);
   };
 }
 
@@ -190,10 +205,9 @@ function publicDownloadRoutes(app: App, links: Links, metrics: Metrics): void {
       },
     },
     async (request, reply) => {
-      const who = visitor(request, request.body);
-      const transfer = watchTransfer(links, request, reply);
-      const download = await links.download(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
-      passHeaders(reply, transfer);
+      const download = await counted(links, request, reply, request.body, (who, transfer) =>
+        links.download(request.params.sharedHash, who, downloadHeaders(request.headers), transfer),
+      );
       return sendDownload(reply, download, metrics);
     },
   );
@@ -212,11 +226,35 @@ function publicDownloadRoutes(app: App, links: Links, metrics: Metrics): void {
       },
     },
     async (request, reply) => {
-      const who = visitor(request, request.body);
-      const transfer = watchTransfer(links, request, reply);
-      const sealed = await links.sealed(request.params.sharedHash, who, downloadHeaders(request.headers), transfer);
-      passHeaders(reply, transfer);
+      const sealed = await counted(links, request, reply, request.body, (who, transfer) =>
+        links.sealed(request.params.sharedHash, who, downloadHeaders(request.headers), transfer),
+      );
       return sendSealed(reply, sealed);
+    },
+  );
+}
+
+/** POST /folders/download/public/:sharedHash/zip: a folder link's tree as one zip. */
+function zipRoute(app: App, links: Links, metrics: Metrics): void {
+  app.post(
+    '/folders/download/public/:sharedHash/zip',
+    {
+      config: publicRoute,
+      schema: {
+        tags: ['Public links'],
+        summary: 'Download a shared folder as a zip (public)',
+        description: `The folder link's live subtree, decrypted with the \`encryptionKey\` from the link's fragment (checked, and throttled like the other public routes, before anything is counted). One archive counts one access of the link, given back when the client breaks off before the last byte; \`X-Coffre-Pass\` resumes the same archive (with \`Range\`) without spending another.${ZIP_NOTE}`,
+        security: [],
+        params: S.SharedHashParams,
+        body: S.FolderZipBody,
+        response: { 200: ZIP_RESPONSE, 206: ZIP_RESPONSE, ...errorResponses(400, 401, 403, 404, 410, 416, 429) },
+      },
+    },
+    async (request, reply) => {
+      const archive = await counted(links, request, reply, request.body, (who, transfer) =>
+        links.folderZip(request.params.sharedHash, who, transfer),
+      );
+      return sendDownload(reply, archive, metrics);
     },
   );
 }

@@ -109,6 +109,14 @@ const keyProof = Type.String({
   description: 'base64url(HMAC-SHA256(link key, "coffre-link-key-check")): shows the link key without sending it',
 });
 
+export const FolderZipBody = Type.Object(
+  {
+    encryptionKey: Type.String({ maxLength: 256, description: 'The link key from the URL fragment' }),
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  { additionalProperties: false },
+);
+
 export const FolderOpenBody = Type.Object(
   {
     password: Type.Optional(Type.String({ maxLength: 1024 })),

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { TestContext } from 'node:test';
+import { requireTool } from './dav-clients.js';
+
+const run = promisify(execFile);
+const ENV = { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
+
+/**
+ * Runs the zip checkers no one here wrote on an archive: `unzip -t`, `7z t` and `zipdetails`, each
+ * of which must accept it. A missing tool skips the test, or fails it with CI=true.
+ */
+export async function checkZipWithTools(t: TestContext, file: string, options: { zipdetailsTimeoutMs?: number } = {}): Promise<void> {
+  const unzip = requireTool(t, 'unzip');
+  const sevenZip = unzip && requireTool(t, '7z');
+  const zipdetails = sevenZip && requireTool(t, 'zipdetails');
+  if (!zipdetails) return;
+  const big = { env: ENV, maxBuffer: 512 * 1024 * 1024 };
+  assert.match((await run(unzip!, ['-t', file], big)).stdout, /No errors detected/);
+  assert.match((await run(sevenZip!, ['t', file], big)).stdout, /Everything is Ok/);
+  // zipdetails prints every field of every record (hundreds of MB for a big archive) and its
+  // complaints among them: only those lines are kept. It fails (exit status) on what it cannot read.
+  const script = 'set -o pipefail; "$0" "$1" | { grep -iE "warning|unexpected|overlap|matches with|skipping|error" || true; }';
+  const details = await run('bash', ['-c', script, zipdetails, file], {
+    env: ENV,
+    timeout: options.zipdetailsTimeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  assert.equal(details.stdout, '', 'zipdetails complains');
+}
+
+/** Extracts an archive with unzip into `dir` (UTF-8 names as stored). */
+export async function unzipInto(t: TestContext, file: string, dir: string): Promise<boolean> {
+  const unzip = requireTool(t, 'unzip');
+  if (!unzip) return false;
+  await run(unzip, ['-q', file, '-d', dir], { env: ENV });
+  return true;
+}
