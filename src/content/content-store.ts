@@ -270,7 +270,7 @@ async function putStream(
   const [piped, stored] = await Promise.allSettled([pipeline(source, seal), blobs.put(blobId, seal, put)]);
   if (piped.status === 'rejected') throw piped.reason;
   if (stored.status === 'rejected') throw stored.reason;
-  return { size: seal.inputBytes, checksum: sealer.checksum!, ...storedOf(stored.value) };
+  return { size: seal.inputBytes, checksum: sealer.checksum!, crc32: sealer.crc32!, ...storedOf(stored.value) };
 }
 
 async function discard({ db, blobs }: ContentParts, stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void> {
@@ -336,7 +336,8 @@ function storedOf(result: PutResult): { storedSize: number; durable?: Promise<vo
 function sealWhole(engine: CryptoEngine, dataKey: Buffer, plaintext: Buffer): SealedSummary & { chunks: Buffer[]; storedSize: number } {
   const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
   const chunks = [...sealer.write([plaintext]), ...sealer.end()];
-  return { chunks, size: plaintext.length, storedSize: chunks.reduce((sum, chunk) => sum + chunk.length, 0), checksum: sealer.checksum! };
+  const storedSize = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  return { chunks, size: plaintext.length, storedSize, checksum: sealer.checksum!, crc32: sealer.crc32! };
 }
 
 /**
