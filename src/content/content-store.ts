@@ -34,8 +34,11 @@ export interface StoredContent {
   storedSize: number;
   /** `sha256:<hex>` of the plaintext. */
   checksum: string;
-  /** CRC-32 of the plaintext (zip archives), when the path that stored it computed one. */
-  crc32?: number;
+  /**
+   * CRC-32 of the plaintext (zip archives), computed as it streamed; null only for a resumable
+   * upload begun before the CRC was carried in its tail (resumable.ts), which no longer knows it.
+   */
+  crc32: number | null;
   /**
    * Resolves once the blob's key survives a crash; the transaction recording the blob runs
    * meanwhile and awaits it before committing (`awaitDurable`).
