@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { MAX_PIECES, type SegmentAead } from './aead.js';
 import {
   CipherFormatError,
@@ -85,15 +86,21 @@ function openSegment(
   return opened;
 }
 
-/** Plaintext in, header and sealed segments out (and the plaintext's SHA-256, when asked). A full segment waits for one more byte. */
+/**
+ * Plaintext in, header and sealed segments out (and the plaintext's SHA-256 and CRC-32, when
+ * asked). A full segment waits for one more byte.
+ */
 export class Sealer implements SegmentCodec {
   private readonly input = new InputBuffer();
   private readonly hash: Hash | null;
+  private crc = 0;
   private readonly nonce = Buffer.alloc(12);
   private index = 0;
   private headerSent = false;
   /** `sha256:<hex>` of the plaintext once ended, when hashing. */
   checksum: string | undefined;
+  /** CRC-32 of the plaintext once ended, when hashing (a zip entry's: version rows keep it). */
+  crc32: number | undefined;
 
   constructor(
     private readonly aead: SegmentAead,
@@ -104,7 +111,11 @@ export class Sealer implements SegmentCodec {
   }
 
   write(chunks: Buffer[]): Buffer[] {
-    for (const chunk of chunks) this.hash?.update(chunk);
+    if (this.hash)
+      for (const chunk of chunks) {
+        this.hash.update(chunk);
+        this.crc = crc32(chunk, this.crc);
+      }
     this.input.add(chunks);
     // Strictly more than one segment left: the first one cannot be the final one.
     const ready = Math.floor((this.input.length - 1) / this.header.segmentSize);
@@ -113,7 +124,10 @@ export class Sealer implements SegmentCodec {
 
   end(): Buffer[] {
     const out = this.seal(1, true);
-    if (this.hash) this.checksum = `sha256:${this.hash.digest('hex')}`;
+    if (this.hash) {
+      this.checksum = `sha256:${this.hash.digest('hex')}`;
+      this.crc32 = this.crc;
+    }
     return out;
   }
 

@@ -34,8 +34,11 @@ export interface StoredContent {
   storedSize: number;
   /** `sha256:<hex>` of the plaintext. */
   checksum: string;
-  /** CRC-32 of the plaintext (zip archives), when the path that stored it computed one. */
-  crc32?: number;
+  /**
+   * CRC-32 of the plaintext (zip archives), computed as it streamed; null only for a resumable
+   * upload begun before the CRC was carried in its tail (resumable.ts), which no longer knows it.
+   */
+  crc32: number | null;
   /**
    * Resolves once the blob's key survives a crash; the transaction recording the blob runs
    * meanwhile and awaits it before committing (`awaitDurable`).
@@ -270,7 +273,7 @@ async function putStream(
   const [piped, stored] = await Promise.allSettled([pipeline(source, seal), blobs.put(blobId, seal, put)]);
   if (piped.status === 'rejected') throw piped.reason;
   if (stored.status === 'rejected') throw stored.reason;
-  return { size: seal.inputBytes, checksum: sealer.checksum!, ...storedOf(stored.value) };
+  return { size: seal.inputBytes, checksum: sealer.checksum!, crc32: sealer.crc32!, ...storedOf(stored.value) };
 }
 
 async function discard({ db, blobs }: ContentParts, stored: Pick<StoredContent, 'blobId' | 'content'>): Promise<void> {
@@ -336,7 +339,8 @@ function storedOf(result: PutResult): { storedSize: number; durable?: Promise<vo
 function sealWhole(engine: CryptoEngine, dataKey: Buffer, plaintext: Buffer): SealedSummary & { chunks: Buffer[]; storedSize: number } {
   const sealer = new Sealer(engine.aead(dataKey), newHeader(), { hash: true });
   const chunks = [...sealer.write([plaintext]), ...sealer.end()];
-  return { chunks, size: plaintext.length, storedSize: chunks.reduce((sum, chunk) => sum + chunk.length, 0), checksum: sealer.checksum! };
+  const storedSize = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  return { chunks, size: plaintext.length, storedSize, checksum: sealer.checksum!, crc32: sealer.crc32! };
 }
 
 /**

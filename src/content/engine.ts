@@ -31,6 +31,8 @@ export interface SealedSummary {
   size: number;
   /** `sha256:<hex>` of the plaintext. */
   checksum: string;
+  /** CRC-32 of the plaintext (zlib's, as a zip entry records it). */
+  crc32: number;
 }
 
 /**

@@ -30,7 +30,7 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
       });
       // Settled once the stream has closed: no job of it can write into the file after that.
       await pipeline(source, encrypt).finally(() => closed(encrypt));
-      return { size: encrypt.plaintextBytes, checksum: encrypt.checksum! };
+      return { size: encrypt.plaintextBytes, checksum: encrypt.checksum!, crc32: encrypt.crc32! };
     },
 
     async appendIntoFile(source, dataKey, file, start, options) {

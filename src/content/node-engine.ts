@@ -28,7 +28,7 @@ export const nodeEngine: CryptoEngine = {
     const writer = fileWriter(file);
     // The writer closes only once its last write is over (see fileWriter).
     await pipeline(source, seal, writer).finally(() => closed(writer));
-    return { size: seal.inputBytes, checksum: sealer.checksum! };
+    return { size: seal.inputBytes, checksum: sealer.checksum!, crc32: sealer.crc32! };
   },
 
   appendIntoFile(source, dataKey, file, start) {

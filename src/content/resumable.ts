@@ -1,6 +1,7 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { read } from 'node:fs';
 import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { BlobStore, PutOptions } from '../blobs/blob-store.js';
 import { newBlobKey } from '../blobs/blob-keys.js';
@@ -25,8 +26,10 @@ import { MIDSTATE_BYTES } from './sha256-midstate.js';
 /**
  * A blob written over many requests (a resumable upload), in the stored format from its first
  * byte: whole segments are sealed as they arrive and appended to the blob store's staging, and
- * hashed; the plaintext of the segment not yet whole, and the SHA-256 midstate of the sealed ones
- * (sha256-midstate.ts), are kept sealed in `tail`, never in clear. Whoever keeps this (a database row) can continue it anywhere.
+ * hashed; the plaintext of the segment not yet whole, the SHA-256 midstate of the sealed ones
+ * (sha256-midstate.ts) and the CRC-32 of all received, are kept sealed in `tail`, never in clear.
+ * Whoever keeps this (a database row) can continue it anywhere. The CRC is computed as each
+ * request's bytes pass, so its tail's is never behind and needs no catching up as the hash may.
  * A request answers once its segments are durable, maybe before they are all hashed: the midstate
  * saved is then an earlier one, and the next request carries on with this instance's lane
  * (hash-lane.ts) or catches up by reading the staged segments back.
@@ -87,7 +90,8 @@ export async function beginResumable({ blobs, engine }: ResumableParts): Promise
     await writer.write([Buffer.from(header.bytes)]);
     const committed = await writer.commit();
     const content = { blobId, header: header.bytes, received: 0, staging: committed, tail: Buffer.alloc(0) };
-    return { content: { ...content, tail: sealTail(dataKey, content, engine.sha256().midstate(), Buffer.alloc(0)) }, dataKey };
+    const tail = sealTail(dataKey, content, { midstate: engine.sha256().midstate(), crc32: 0, pending: Buffer.alloc(0) });
+    return { content: { ...content, tail }, dataKey };
   } finally {
     await writer.close();
   }
@@ -109,13 +113,13 @@ export async function appendResumable(
   const tail = openTail(dataKey, content, header.segmentSize);
   const hash = await hashOfSealed(parts, content, dataKey, header, tail);
   const start: AppendStart = { header, received: content.received, pending: tail.pending, hash, length: limits.length };
-  const taken = { received: content.received, broken: false };
+  const taken = { received: content.received, broken: false, crc32: tail.crc32 };
   const chunks = checkedChunks(source, limits, taken);
   const { appended, staging, syncing } = parts.blobs.localFiles
     ? await appendToFile(parts, content, dataKey, chunks, start, options.sourceOwnsChunks ?? false)
     : await appendToWriter(parts, content, dataKey, chunks, start);
   const next = { ...content, received: taken.received, staging };
-  const sealed = sealTail(dataKey, next, hash.reached, appended.pending);
+  const sealed = sealTail(dataKey, next, { midstate: hash.reached, crc32: taken.crc32, pending: appended.pending });
   parts.lanes.keep(content.blobId, sealed, hash);
   return { content: { ...next, tail: sealed }, broken: taken.broken, syncing };
 }
@@ -130,7 +134,7 @@ async function hashOfSealed(
   content: ResumableContent,
   dataKey: Buffer,
   header: StreamHeader,
-  tail: { midstate: Buffer; pending: Buffer },
+  tail: TailState,
 ): Promise<HashLane> {
   const sealedTo = content.received - tail.pending.length;
   const kept = parts.lanes.take(content.blobId, content.tail);
@@ -182,9 +186,10 @@ async function catchUp(
 /**
  * The source's chunks, once each passes the limits. The source's failures (the client gone, the
  * body timed out) end it early, `broken`, keeping what arrived; ours (a limit, the quota, the
- * checksum) throw, keeping nothing: hence the iteration by hand.
+ * checksum) throw, keeping nothing: hence the iteration by hand. The CRC-32 of what is kept goes
+ * on here, as each chunk passes (unknown stays unknown: see openTail).
  */
-async function* checkedChunks(source: Readable, limits: AppendLimits, taken: { received: number; broken: boolean }) {
+async function* checkedChunks(source: Readable, limits: AppendLimits, taken: { received: number; broken: boolean; crc32: number | null }) {
   const verifier = limits.verify?.();
   const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   for (;;) {
@@ -197,6 +202,7 @@ async function* checkedChunks(source: Readable, limits: AppendLimits, taken: { r
     await limits.hold?.(taken.received + chunk.length);
     verifier?.update(chunk);
     taken.received += chunk.length;
+    if (taken.crc32 !== null) taken.crc32 = crc32(chunk, taken.crc32);
     yield chunk;
   }
   if (verifier && (taken.broken || !verifier.matches())) throw new AppError('UPLOAD_CHECKSUM_MISMATCH');
@@ -254,7 +260,8 @@ async function appendToWriter(
 
 /**
  * Seals the final segment and makes the blob whole under its key (its `uploading` row written
- * first, as `store` does): the content of a version, with its size and SHA-256.
+ * first, as `store` does): the content of a version, with its size, SHA-256 and CRC-32 (the
+ * tail's, which covers every byte received, the pending ones too).
  */
 export async function finishResumable(parts: ResumableParts, content: ResumableContent, dataKey: Buffer) {
   const { blobs, engine, recordUploading } = parts;
@@ -274,7 +281,8 @@ export async function finishResumable(parts: ResumableParts, content: ResumableC
   const stored = await blobs.completeStaging(content.blobId, staging, put);
   if (stored.size !== sealedSize(content.received, header.segmentSize)) throw new CipherFormatError('the staged blob has the wrong length');
   const checksum = `sha256:${hash.digest().toString('hex')}`;
-  return { blobId: content.blobId, dataKey, size: content.received, storedSize: stored.size, checksum, durable: stored.durable };
+  const { size, durable } = stored;
+  return { blobId: content.blobId, dataKey, size: content.received, storedSize: size, checksum, crc32: tail.crc32, durable };
 }
 
 /** Deletes an unfinished resumable blob's bytes. */
@@ -291,37 +299,62 @@ function tailKey(dataKey: Buffer): Buffer {
   return Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'coffre resumable tail', 32));
 }
 
-/** Binds a tail to its blob and offset: one from another upload, or an older one, does not open. */
-function tailAad(content: Pick<ResumableContent, 'header' | 'received'>): Buffer {
+/** The associated data's suffix of a tail that carries a CRC-32. */
+const CRC_TAIL = Buffer.from('crc32');
+const CRC_BYTES = 4;
+
+/**
+ * Binds a tail to its blob and offset: one from another upload, or an older one, does not open.
+ * A tail carrying the CRC-32 is bound to CRC_TAIL too, so that neither format opens as the other.
+ */
+function tailAad(content: Pick<ResumableContent, 'header' | 'received'>, withCrc: boolean): Buffer {
   const offset = Buffer.alloc(8);
   offset.writeBigUInt64BE(BigInt(content.received));
-  return Buffer.concat([content.header, offset]);
+  return Buffer.concat([content.header, offset, withCrc ? CRC_TAIL : Buffer.alloc(0)]);
+}
+
+/** What a tail record holds. `crc32` is that of all bytes received; null when unknown (see openTail). */
+interface TailState {
+  midstate: Buffer;
+  crc32: number | null;
+  pending: Buffer;
 }
 
 /**
  * The tail record: a random nonce, then AES-256-GCM of (the SHA-256 midstate of the sealed
- * segments' plaintext, 40 bytes; the plaintext not yet in a sealed segment). node:crypto seals it
- * whatever the engine: it is one small record per request.
+ * segments' plaintext, 40 bytes; the CRC-32 of all received, 4 bytes big-endian; the plaintext
+ * not yet in a sealed segment). A tail whose CRC is unknown keeps the format it came in, without
+ * it. node:crypto seals it whatever the engine: it is one small record per request.
  */
-function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'received'>, midstate: Buffer, pending: Buffer): Buffer {
-  const plaintext = Buffer.concat([midstate, pending]);
+function sealTail(dataKey: Buffer, content: Pick<ResumableContent, 'header' | 'received'>, state: TailState): Buffer {
+  const crc = Buffer.alloc(state.crc32 === null ? 0 : CRC_BYTES);
+  if (state.crc32 !== null) crc.writeUInt32BE(state.crc32);
+  const plaintext = Buffer.concat([state.midstate, crc, state.pending]);
   const nonce = randomBytes(12);
   const out = Buffer.allocUnsafe(12 + plaintext.length + TAG_BYTES);
   nonce.copy(out, 0);
-  nodeAead(tailKey(dataKey)).seal(nonce, tailAad(content), plaintext, out, 12);
+  nodeAead(tailKey(dataKey)).seal(nonce, tailAad(content, state.crc32 !== null), plaintext, out, 12);
   return out;
 }
 
-function openTail(dataKey: Buffer, content: ResumableContent, segmentSize: number): { midstate: Buffer; pending: Buffer } {
+/**
+ * Opens a tail record. One sealed before tails carried the CRC-32 (an upload in flight across the
+ * update) still opens, its CRC unknown: its first requests were taken by a release that did not
+ * compute it, and only the staged segments could tell it, which a store other than local files
+ * cannot read back. Its version records null, which a zip archive computes when it first needs it.
+ */
+function openTail(dataKey: Buffer, content: ResumableContent, segmentSize: number): TailState {
   const record = content.tail;
   const plaintext = Buffer.alloc(Math.max(0, record.length - 12 - TAG_BYTES));
-  if (
-    record.length < 12 + TAG_BYTES ||
-    nodeAead(tailKey(dataKey)).open(record.subarray(0, 12), tailAad(content), record.subarray(12), plaintext, 0) < 0
-  )
-    throw new CipherFormatError('the upload tail does not authenticate');
-  const pending = plaintext.subarray(MIDSTATE_BYTES);
-  if (plaintext.length < MIDSTATE_BYTES || pending.length > segmentSize || pending.length > content.received)
+  const aead = nodeAead(tailKey(dataKey));
+  const opens = (withCrc: boolean) =>
+    record.length >= 12 + TAG_BYTES && aead.open(record.subarray(0, 12), tailAad(content, withCrc), record.subarray(12), plaintext, 0) >= 0;
+  const withCrc = opens(true);
+  if (!withCrc && !opens(false)) throw new CipherFormatError('the upload tail does not authenticate');
+  const pendingAt = MIDSTATE_BYTES + (withCrc ? CRC_BYTES : 0);
+  const pending = plaintext.subarray(pendingAt);
+  if (plaintext.length < pendingAt || pending.length > segmentSize || pending.length > content.received)
     throw new CipherFormatError('the upload tail is malformed');
-  return { midstate: plaintext.subarray(0, MIDSTATE_BYTES), pending };
+  const crc = withCrc ? plaintext.readUInt32BE(MIDSTATE_BYTES) : null;
+  return { midstate: plaintext.subarray(0, MIDSTATE_BYTES), crc32: crc, pending };
 }

@@ -3,6 +3,7 @@ import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Readable, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { nodeAead } from '../../src/content/aead.js';
 import { CodecStream } from '../../src/content/codec-stream.js';
 import { Opener, RangeOpener, Sealer } from '../../src/content/codecs.js';
@@ -120,6 +121,9 @@ function suite(engine: CryptoEngineName) {
     }
     get checksum(): string | undefined {
       return this.sealer.checksum;
+    }
+    get crc32(): number | undefined {
+      return this.sealer.crc32;
     }
   }
   class DecryptStream extends CodecStream {
@@ -285,13 +289,14 @@ function suite(engine: CryptoEngineName) {
       assert.equal(enc.plaintextBytes, 3 * SEG, 'the refused chunk was not taken');
     });
 
-    test('the plaintext checksum is its SHA-256', async () => {
+    test('the plaintext checksum is its SHA-256, and crc32 its CRC-32', async () => {
       for (const size of [0, 1, 700 * 1024, 3 * 1024 * 1024 + 5]) {
         const plaintext = randomBytes(size);
         for (const chunking of BIG_CHUNKINGS) {
           const enc = new EncryptStream(key);
           const ciphertext = await run(enc, plaintext, chunking);
           assert.equal(enc.checksum, `sha256:${createHash('sha256').update(plaintext).digest('hex')}`, `${size} bytes, ${chunking.name}`);
+          assert.equal(enc.crc32, crc32(plaintext), `${size} bytes, ${chunking.name}`);
           assert.ok((await decrypt(key, ciphertext)).equals(plaintext));
         }
       }

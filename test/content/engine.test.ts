@@ -5,6 +5,7 @@ import { open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { chooseEngine } from '../../src/content/choose-engine.js';
 import type { CryptoEngine } from '../../src/content/engine.js';
 import { CipherFormatError, HEADER_BYTES, parseHeader, sealedSize, segmentRange } from '../../src/content/format.js';
@@ -26,7 +27,7 @@ const noLimit = () => {};
 
 for (const engine of ENGINES) {
   describe(`crypto engine contract: ${engine.name}`, () => {
-    it('sealIntoFile writes the stored format from offset 0, tells each write in order, and returns the size and SHA-256', async (t) => {
+    it('sealIntoFile writes the stored format from offset 0, tells each write in order, and returns the size, SHA-256 and CRC-32', async (t) => {
       const dir = tempDir(t, 'engine');
       for (const size of [0, 1, 65536, 65537, 3 * MIB + 5]) {
         const file = path.join(dir, `blob-${size}`);
@@ -41,7 +42,7 @@ for (const engine of ENGINES) {
             { fd, wrote: (bytes) => ((told += bytes), sizes.push(fstatSync(fd).size)) },
             { sourceOwnsChunks: true, checkInput: noLimit },
           );
-          assert.deepEqual(summary, { size, checksum: sha256Tag(plaintext) });
+          assert.deepEqual(summary, { size, checksum: sha256Tag(plaintext), crc32: crc32(plaintext) });
         } finally {
           closeSync(fd);
         }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { describe, test, type TestContext } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { nodeAead } from '../../src/content/aead.js';
 import { CodecStream } from '../../src/content/codec-stream.js';
 import { Opener, Sealer } from '../../src/content/codecs.js';
@@ -92,6 +93,7 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     assert.ok(stored.subarray(0, HEADER_BYTES).equals(stream.header.bytes), `${what}: the header comes first`);
     assert.ok((await openStored(key, stored)).equals(data), what);
     assert.equal(stream.checksum, sha256Tag(data), what);
+    assert.equal(stream.crc32, crc32(data), what);
     assert.equal(stream.plaintextBytes, size, what);
     assert.ok(reports.length > 0, what);
     assert.equal(reports.at(-1)!.total, stored.length, `${what}: the writes reported add up to the file`);
@@ -138,6 +140,7 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     const data = Buffer.concat(written);
     assert.ok((await openStored(key, await readFile(file))).equals(data));
     assert.equal(stream.checksum, sha256Tag(data));
+    assert.equal(stream.crc32, crc32(data));
   });
 
   test('with ownsInput, chunks read in place round trip; views of a shared buffer are not freed', async (t) => {
@@ -164,6 +167,7 @@ describe('FileEncryptStream (native seal and write on the threadpool)', () => {
     const { stream, stored } = await encryptToFile(t, key, chunks, { ownsInput: true });
     assert.ok((await openStored(key, stored)).equals(data));
     assert.equal(stream.checksum, sha256Tag(data));
+    assert.equal(stream.crc32, crc32(data), 'the CRC was taken before the chunks were freed');
     // Detached: their memory is gone now rather than at a full garbage collection.
     assert.deepEqual(
       chunks.map((chunk) => chunk.buffer.byteLength),

@@ -52,7 +52,7 @@ function versionRow(id: string, fileId: string, fileKey: Buffer, stored: StoredC
     blob_id: stored.blobId,
     size: stored.size,
     checksum: stored.checksum,
-    crc32: stored.crc32 ?? null,
+    crc32: stored.crc32,
     content_type: contentType,
     data_key_wrapped: rewrapChildKey(stored.dataKey, fileKey, id),
     created_at: now,

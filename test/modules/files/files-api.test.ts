@@ -16,6 +16,7 @@ import { DIALECTS, build, client, signUp, type BuildOptions, type TestApp, type 
 import { assertError } from '../../support/errors.js';
 import { createFolder } from '../../support/folders.js';
 import { rootFolderId } from '../../support/files.js';
+import { multipart, type Part } from '../../support/multipart.js';
 import { nextMillisecond } from '../../support/wait.js';
 
 const sha = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -42,33 +43,6 @@ const DETAIL_FIELDS = [
 ].sort();
 const UNKNOWN_FILE = 'fil_0000000000000000000000000z';
 const UNKNOWN_VERSION = 'ver_0000000000000000000000000z';
-
-interface Part {
-  /** The form field name; `file` unless said otherwise. */
-  field?: string;
-  /** The part's filename; a part without one is a plain field. */
-  filename?: string;
-  data: Buffer | string;
-  type?: string;
-}
-
-/** A multipart/form-data body built by hand, with a random boundary. */
-function multipart(parts: Part[]) {
-  const boundary = `----coffre${randomBytes(12).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition =
-      part.filename === undefined
-        ? `form-data; name="${part.field ?? 'file'}"`
-        : `form-data; name="${part.field ?? 'file'}"; filename="${part.filename}"`;
-    const type = part.filename === undefined ? '' : `Content-Type: ${part.type ?? 'application/octet-stream'}\r\n`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${type}\r\n`, 'utf8'));
-    chunks.push(Buffer.isBuffer(part.data) ? part.data : Buffer.from(part.data));
-    chunks.push(Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
 
 /** Calls of the file routes that carry bytes (the JSON ones go through `user.api`). */
 function files(app: FastifyInstance, user: TestUser) {
