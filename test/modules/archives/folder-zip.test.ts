@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { DIALECTS, build, signUp, type TestUser } from '../../helper.js';
 import { tempDir } from '../../support/disk.js';
 import { assertError } from '../../support/errors.js';
@@ -79,6 +80,23 @@ for (const dialect of DIALECTS) {
       ]);
       assert.ok(fs.readFileSync(path.join(out, 'Trip été/Photos/big.bin')).equals(big));
       assert.equal(fs.readFileSync(path.join(out, 'Trip été/notes.txt'), 'utf8'), 'new notes');
+    });
+
+    it('a version stored before CRC-32s were recorded gets its CRC computed once, and recorded', TOOLS, async (t) => {
+      const { app, database } = await build(t, dialect);
+      const owner = await signUp(app);
+      const folder = await mkdir(owner, 'Legacy');
+      const content = randomBytes(150_000);
+      const file = await putFile(app, owner, folder, 'old.bin', content);
+      const crcOf = async () =>
+        (await database.db.selectFrom('file_versions').select('crc32').where('file_id', '=', file.id).executeTakeFirstOrThrow()).crc32;
+      assert.equal(Number(await crcOf()), crc32(content), 'an upload records its CRC-32');
+      await database.db.updateTable('file_versions').set({ crc32: null }).where('file_id', '=', file.id).execute();
+      const res = await getZip(app, owner, `/api/folders/download/${folder}`);
+      assert.equal(res.statusCode, 200);
+      const out = await checkedExtraction(t, res.rawPayload);
+      if (out) assert.ok(fs.readFileSync(path.join(out, 'Legacy/old.bin')).equals(content));
+      assert.equal(Number(await crcOf()), crc32(content), 'the computed CRC-32 is recorded');
     });
 
     it('a range resumes the download with the same bytes; If-Range with another tag gets the whole', TOOLS, async (t) => {
