@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import { requireTool } from './dav-clients.js';
@@ -36,4 +38,24 @@ export async function unzipInto(t: TestContext, file: string, dir: string): Prom
   if (!unzip) return false;
   await run(unzip, ['-q', file, '-d', dir], { env: ENV });
   return true;
+}
+
+/**
+ * Has the tools check an archive on disk, extracts it beside itself and returns what it holds:
+ * each file's path inside the archive (`/`-separated) and bytes. Null when a tool is missing.
+ */
+export async function checkedZipFiles(t: TestContext, file: string): Promise<Map<string, Buffer> | null> {
+  await checkZipWithTools(t, file);
+  const out = `${file}.extracted`;
+  if (!(await unzipInto(t, file, out))) return null;
+  const files = new Map<string, Buffer>();
+  const walk = (dir: string, prefix: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const inside = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) walk(path.join(dir, entry.name), `${inside}/`);
+      else files.set(inside, fs.readFileSync(path.join(dir, entry.name)));
+    }
+  };
+  walk(out, '');
+  return files;
 }

@@ -1,6 +1,6 @@
 /**
  * Saving downloaded bytes: a File System Access stream when the browser has one and the file is
- * large (memory stays bounded: each decrypted segment goes to disk), else a Blob and a download link.
+ * large, or is a zip (memory stays bounded: each chunk goes to disk), else a Blob and a download link.
  */
 
 const STREAM_TO_DISK_FROM = 32 * 1024 * 1024;
@@ -13,11 +13,12 @@ export interface Sink {
 
 /**
  * Opens where the bytes go. Call it first thing in a click handler: the save dialog needs the
- * user's gesture. Resolves to null when the user cancels the dialog.
+ * user's gesture. Resolves to null when the user cancels the dialog. `toDisk` asks for the save
+ * dialog whatever the size: a zip's size is not known before its request, and may be large.
  */
-export async function openSink(name: string, size: number): Promise<Sink | null> {
+export async function openSink(name: string, size: number, toDisk = false): Promise<Sink | null> {
   const picker = (window as unknown as { showSaveFilePicker?: (o: object) => Promise<any> }).showSaveFilePicker;
-  if (picker && size >= STREAM_TO_DISK_FROM) {
+  if (picker && (toDisk || size >= STREAM_TO_DISK_FROM)) {
     let handle: any;
     try {
       handle = await picker({ suggestedName: name });

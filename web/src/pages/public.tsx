@@ -4,6 +4,7 @@ import { DamagedContentError, WrongKeyError, isLinkKeyForm, linkKeyProof, unwrap
 import { formatDate, formatSize } from '../format';
 import { t, type MessageKey } from '../i18n';
 import { FileChangedError, downloadThroughLink, storedPass } from '../link-download';
+import { downloadLinkZip, type SharedFile } from '../link-zip';
 import { openSink } from '../save';
 import { Icon, Link, TableHead, useLang } from '../ui';
 
@@ -119,11 +120,45 @@ export function PublicLinkPage(props: { sharedHash: string }) {
       }
     } catch (error) {
       await sink.abort();
-      if (error instanceof DamagedContentError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
-      else if (error instanceof FileChangedError) setMessage({ text: t('linkFileChanged'), kind: 'error' });
-      else if (error instanceof TypeError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
-      else if ((error as ApiError).code === 'DOWNLOAD_NOT_ALLOWED') setMessage({ text: t('linkNoDownload'), kind: 'error' });
-      else fail(error);
+      downloadFailed(error);
+    } finally {
+      setProgress(null);
+      setRetryIn(null);
+    }
+  };
+
+  /** What a failed download (one file or the zip) shows: a message, or the link's closed state. */
+  const downloadFailed = (error: unknown) => {
+    if (error instanceof DamagedContentError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
+    else if (error instanceof FileChangedError) setMessage({ text: t('linkFileChanged'), kind: 'error' });
+    else if (error instanceof TypeError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
+    else if ((error as ApiError).code === 'DOWNLOAD_NOT_ALLOWED') setMessage({ text: t('linkNoDownload'), kind: 'error' });
+    else fail(error);
+  };
+
+  /** "Download all": the folder's files as one zip made in this page (src/link-zip.ts). */
+  const downloadAll = async (content: { folder: { name: string }; files: SharedFile[] }) => {
+    setMessage(null);
+    const name = `${content.folder.name}.zip`;
+    const sink = await openSink(name, 0, true);
+    if (!sink) return;
+    setProgress({ name, percent: 0 });
+    try {
+      await downloadLinkZip({
+        sharedHash,
+        linkKey,
+        password: password || undefined,
+        folderName: content.folder.name,
+        files: content.files,
+        write: (chunk) => sink.write(chunk),
+        onProgress: (percent) => setProgress({ name, percent }),
+        onRetry: setRetryIn,
+      });
+      await sink.close();
+      setMessage({ text: t('downloadedAll', { count: content.files.length }), kind: 'ok' });
+    } catch (error) {
+      await sink.abort();
+      downloadFailed(error);
     } finally {
       setProgress(null);
       setRetryIn(null);
@@ -224,6 +259,18 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           {' · '}
           {content.expiresAt ? `${t('expiresOn')} ${formatDate(content.expiresAt)}` : t('never')}
         </p>
+        {content.canDownload && content.files.length > 0 && (
+          <div class="download-all">
+            <button type="button" class="primary" disabled={!!progress} onClick={() => downloadAll(content)}>
+              {t('downloadAll')}
+            </button>
+            {content.totalFiles > content.files.length && (
+              <p class="warning" data-testid="download-all-partial">
+                {t('downloadAllPartial', { listed: content.files.length, total: content.totalFiles })}
+              </p>
+            )}
+          </div>
+        )}
         <table class="items">
           <TableHead
             columns={[{ label: t('colName') }, { label: t('colSize'), class: 'col-size' }, { label: t('colActions'), hidden: true }]}

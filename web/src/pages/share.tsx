@@ -3,7 +3,7 @@ import { api } from '../api';
 import { formatDate } from '../format';
 import { errorText, t } from '../i18n';
 import { Alert, Confirm, Dialog, Icon, copyText, notify } from '../ui';
-import type { Item } from './files';
+import type { Item } from './items';
 
 /** Links and per-user permissions of one file or folder. */
 export function ShareDialog(props: { item: Item; onClose: () => void; onChanged: () => void }) {

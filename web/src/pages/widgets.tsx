@@ -166,12 +166,12 @@ export function UploadPanel(props: { onUploaded: () => void }) {
   );
 }
 
-/** Downloads a file of the account (or shared with it, with canDownload), streamed to disk where possible. */
-export async function downloadOwnFile(file: { id: string; name: string; size: number }, versionId?: string): Promise<void> {
-  const sink = await openSink(file.name, file.size);
+/** Saves what `request` answers as `name`, streamed to disk where possible; a failure is notified. */
+async function saveAnswer(name: string, size: number, toDisk: boolean, request: () => Promise<Response>): Promise<void> {
+  const sink = await openSink(name, size, toDisk);
   if (!sink) return;
   try {
-    const res = await fetch(url(`/files/download/${file.id}`, { versionId }), { headers: authHeaders(), cache: 'no-store' });
+    const res = await request();
     if (!res.ok || !res.body) throw await errorOf(res);
     const reader = res.body.getReader();
     for (;;) {
@@ -186,11 +186,38 @@ export async function downloadOwnFile(file: { id: string; name: string; size: nu
   }
 }
 
+/** Downloads a file of the account (or shared with it, with canDownload), streamed to disk where possible. */
+export function downloadOwnFile(file: { id: string; name: string; size: number }, versionId?: string): Promise<void> {
+  return saveAnswer(file.name, file.size, false, () =>
+    fetch(url(`/files/download/${file.id}`, { versionId }), { headers: authHeaders(), cache: 'no-store' }),
+  );
+}
+
+/**
+ * Downloads a zip made by the server: a folder's subtree, or items of one folder. It is fetched
+ * with the bearer token (a plain link would not carry it) and streamed to disk where the browser
+ * lets the page write a file; the save dialog is asked for first, its size being unknown.
+ */
+export function downloadOwnZip(name: string, what: { folderId: string } | { fileIds: string[]; folderIds: string[] }): Promise<void> {
+  notify(t('zipDownloading', { name }));
+  return saveAnswer(name, 0, true, () =>
+    'folderId' in what
+      ? fetch(url(`/folders/download/${what.folderId}`), { headers: authHeaders(), cache: 'no-store' })
+      : fetch(url('/files/download-zip'), {
+          method: 'POST',
+          headers: { ...authHeaders(), 'content-type': 'application/json' },
+          body: JSON.stringify(what),
+          cache: 'no-store',
+        }),
+  );
+}
+
 /** Picks a folder of a bucket, browsing from its root. */
 export function FolderPicker(props: {
   title: string;
   rootFolderId: string;
-  exclude?: string;
+  /** Folders not offered (those being moved: a folder cannot go into itself). */
+  exclude?: string[];
   onPick: (folderId: string) => Promise<void>;
   onClose: () => void;
 }) {
@@ -203,7 +230,7 @@ export function FolderPicker(props: {
     Promise.all([api.get(`/folders/details/${folderId}`), api.get(`/folders/${folderId}/subfolders`, { limit: 1000 })]).then(
       ([d, page]) => {
         setDetail(d);
-        setChildren(page.data.filter((f: any) => f.id !== props.exclude));
+        setChildren(page.data.filter((f: any) => !props.exclude?.includes(f.id)));
       },
       (e) => setError(errorText(e)),
     );

@@ -1,0 +1,62 @@
+import { useRef } from 'preact/hooks';
+import { t } from '../i18n';
+import { Link } from '../ui';
+import { startUploads } from './widgets';
+
+/** Above the file list: the folder's path, who shared it, and the folder's own actions (new folder, upload, share). */
+export function FolderHeader(props: {
+  folder: any;
+  crumbs: { id: string; name: string }[];
+  bucketName?: string;
+  onNewFolder: () => void;
+  onShare: () => void;
+}) {
+  const fileInput = useRef<HTMLInputElement>(null);
+  return (
+    <>
+      <nav aria-label={t('breadcrumbs')} class="breadcrumbs">
+        <ol>
+          {props.crumbs.map((c, i) => (
+            <li key={c.id}>
+              {i === props.crumbs.length - 1 ? (
+                <span aria-current="page">{c.name === '/' ? (props.bucketName ?? '/') : c.name}</span>
+              ) : (
+                <Link href={`/files/${c.id}`}>{c.name === '/' ? (props.bucketName ?? '/') : c.name}</Link>
+              )}
+            </li>
+          ))}
+        </ol>
+        <span class="display-path" title={props.folder.locationLabel}>
+          {props.folder.displayPath}
+        </span>
+      </nav>
+      {props.folder.ownerFolder && <p class="shared-note">{t('sharedBy', { name: props.folder.ownerFolder.name })}</p>}
+      <div class="toolbar" role="toolbar" aria-label={t('colActions')}>
+        <button type="button" class="primary" onClick={props.onNewFolder}>
+          + {t('newFolder')}
+        </button>
+        <button type="button" onClick={() => fileInput.current?.click()}>
+          ⇪ {t('upload')}
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          multiple
+          class="visually-hidden"
+          aria-label={t('upload')}
+          tabIndex={-1}
+          onChange={(e) => {
+            const list = Array.from(e.currentTarget.files ?? []);
+            e.currentTarget.value = '';
+            if (list.length) startUploads(props.folder.id, list);
+          }}
+        />
+        {!props.folder.isRoot && !props.folder.ownerFolder && (
+          <button type="button" onClick={props.onShare}>
+            {t('share')}
+          </button>
+        )}
+      </div>
+    </>
+  );
+}

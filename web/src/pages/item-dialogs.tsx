@@ -1,0 +1,96 @@
+import { api } from '../api';
+import { errorText, t } from '../i18n';
+import { Confirm, Prompt, notify } from '../ui';
+import { deleteItemForever, moveOrCopyItem, type Item } from './items';
+import { ShareDialog } from './share';
+import { FolderPicker } from './widgets';
+
+export type DialogState =
+  | null
+  | { type: 'newFolder' }
+  | { type: 'rename'; item: Item }
+  | { type: 'move' | 'copy'; item: Item }
+  | { type: 'hardDelete'; item: Item }
+  | { type: 'share'; item: Item };
+
+/** The dialogs of the file list's single-item actions (and of a new folder), one at a time. */
+export function ItemDialogs(props: {
+  dialog: DialogState;
+  close: () => void;
+  /** The folder listed. */
+  folder: { id: string; bucketId: string };
+  pickerRoot: string;
+  onChanged: () => void;
+  onShareChanged: () => void;
+  /** An item deleted for good. */
+  onGone: (item: Item) => void;
+}) {
+  const { dialog } = props;
+  const rename = async (item: Item, name: string) => {
+    if (item.kind === 'folder') await api.put(`/folders/update/${item.id}`, { name });
+    else await api.put(`/files/update/${item.id}`, { name, visibility: item.raw.visibility });
+    props.onChanged();
+  };
+
+  const hardDelete = async (item: Item) => {
+    try {
+      await deleteItemForever(item);
+      props.onGone(item);
+      props.onChanged();
+    } catch (e) {
+      notify(errorText(e), 'error');
+    }
+  };
+
+  return (
+    <>
+      {dialog?.type === 'newFolder' && (
+        <Prompt
+          title={t('newFolder')}
+          label={t('folderName')}
+          submitLabel={t('create')}
+          onClose={() => props.close()}
+          onSubmit={async (name) => {
+            await api.post(`/folders/create/${props.folder.bucketId}`, { name, parentId: props.folder.id });
+            props.onChanged();
+          }}
+        />
+      )}
+      {dialog?.type === 'rename' && (
+        <Prompt
+          title={t('rename')}
+          label={t('newName')}
+          initial={dialog.item.name}
+          submitLabel={t('rename')}
+          onClose={() => props.close()}
+          onSubmit={(name) => rename(dialog.item, name)}
+        />
+      )}
+      {(dialog?.type === 'move' || dialog?.type === 'copy') && (
+        <FolderPicker
+          title={t(dialog.type === 'move' ? 'moveTo' : 'copyTo', { name: dialog.item.name })}
+          rootFolderId={props.pickerRoot}
+          exclude={dialog.item.kind === 'folder' ? [dialog.item.id] : undefined}
+          onClose={() => props.close()}
+          onPick={async (target) => {
+            await moveOrCopyItem(dialog.type, dialog.item, target);
+            props.onChanged();
+          }}
+        />
+      )}
+      {dialog?.type === 'hardDelete' && (
+        <Confirm
+          message={t('confirmHardDelete', { name: dialog.item.name })}
+          confirmLabel={t('deleteForever')}
+          danger
+          onCancel={() => props.close()}
+          onConfirm={() => {
+            hardDelete(dialog.item);
+            props.close();
+          }}
+        />
+      )}
+      {dialog?.type === 'share' && <ShareDialog item={dialog.item} onClose={() => props.close()} onChanged={props.onShareChanged} />}
+    </>
+  );
+}
