@@ -11,7 +11,7 @@
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
  * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_DAV_ROUNDS, BENCH_DAV_SECONDS, BENCH_DAV_PROPFIND_FILES,
- * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_TUS_PATCH_BYTES (the tus rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ROWS (`1,4,7,7-store,files,dav,tus,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_TUS_PATCH_BYTES (the tus rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ZIP_FILES, BENCH_ZIP_BYTES, BENCH_ZIP_MANY, BENCH_ZIP_BIG_ENTRY, BENCH_ZIP_BIG_SECOND (the zip rows), BENCH_ROWS (`1,4,7,7-store,files,dav,tus,zip,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -27,6 +27,7 @@ import { davMethod, davRows } from './dav.bench.js';
 import { createFolder, transferRows } from './files.bench.js';
 import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
 import { tusMethod, tusRows } from './tus.bench.js';
+import { zipMethod, zipRows } from './zip.bench.js';
 import {
   GiB,
   LOAD_CORE,
@@ -49,8 +50,9 @@ const FILES_DIALECTS = (process.env.BENCH_FILES_DIALECTS || 'sqlite').split(',')
 const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav`, `tus` and `scale`; default all. */
-const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,tus,scale').split(','));
+/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav`, `tus`, `zip` and `scale`; default all. */
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,tus,zip,scale').split(','));
+const ZIP_MANY = Number(process.env.BENCH_ZIP_MANY ?? 100_000);
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const start = startCommand();
@@ -68,6 +70,16 @@ const stop = stopProcess;
 
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 const count = (n: number) => n.toLocaleString('en-US');
+
+/** Uploads a 1 KiB file into `folder`; its id. */
+async function uploadTemplate(base: string, auth: Record<string, string>, folder: string): Promise<string> {
+  const res = await request(`${base}/files/upload/${folder}?name=template.bin`, {
+    method: 'PUT',
+    headers: { ...auth, 'content-type': 'application/octet-stream' },
+    body: Buffer.alloc(1024, 1),
+  });
+  return ((await res.body.json()) as any).data.id as string;
+}
 
 async function dialectRows(dialect: string, work: string, ceilingPort: number, port: number, notes: string[]): Promise<Row[]> {
   const label = LABELS[dialect] ?? dialect;
@@ -112,13 +124,11 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     // Row 4's folders: one to seed in bulk (from one template file uploaded here), one empty.
     const big = await createFolder(subject, 'big');
     const empty = await createFolder(subject, 'empty');
-    const upload = await request(`${base}/files/upload/${big}?name=template.bin`, {
-      method: 'PUT',
-      headers: { ...user.auth, 'content-type': 'application/octet-stream' },
-      body: Buffer.alloc(1024, 1),
-    });
-    const template = ((await upload.body.json()) as any).data.id as string;
+    const template = await uploadTemplate(base, user.auth, big);
     const small = await createFolder(subject, 'small');
+    // The zip rows' folder of 100,000 small files: copies of one 1 KiB file, seeded below.
+    const zipMany = ONLY.has('zip') && FILES_DIALECTS.includes(dialect) ? await createFolder(subject, 'zip of many') : undefined;
+    const zipTemplate = zipMany ? await uploadTemplate(base, user.auth, zipMany) : undefined;
 
     // Seeding goes straight to the database, with the server stopped.
     await stop(server);
@@ -130,6 +140,8 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     });
     try {
       await seedFolder(database, { masterKey, folderId: big, templateFileId: template, files: SCALE_FILES, folders: SCALE_FOLDERS });
+      if (zipMany)
+        await seedFolder(database, { masterKey, folderId: zipMany, templateFileId: zipTemplate!, files: ZIP_MANY - 1, folders: 0 });
     } finally {
       await database.close();
     }
@@ -166,6 +178,14 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       if (ONLY.has('files') && !ONLY.has('dav')) await restart();
       const tus = await tusRows({ ...subject, pid: server.pid! }, { work, rounds: ROUNDS });
       rows.push(...tus.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
+      await restart();
+    }
+
+    // Issue 33's zip rows, on a fresh server (the previous rows restarted it), which they leave to a new one.
+    if (zipMany) {
+      if (!ONLY.has('tus') && (ONLY.has('files') || ONLY.has('dav'))) await restart();
+      const zip = await zipRows({ ...subject, pid: server.pid! }, { work, rounds: ROUNDS, manyFolderId: zipMany, manyFiles: ZIP_MANY });
+      rows.push(...zip.map((r) => ({ ...r, name: `${label} · ${r.name}` })));
       await restart();
     }
 
@@ -245,6 +265,7 @@ async function main() {
     await stop(fileCeiling);
     if (ONLY.has('dav')) notes.push(davMethod());
     if (ONLY.has('tus')) notes.push(tusMethod());
+    if (ONLY.has('zip')) notes.push(zipMethod());
     // Issue 8's informational rows: the S3 store against s3rver, and two instances against one.
     if (ONLY.has('scale') && DIALECTS.includes('postgres')) {
       rows.push(...(await scaleOutRows()).map((r) => ({ ...r, name: `PostgreSQL + s3rver · ${r.name}` })));

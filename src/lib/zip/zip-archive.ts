@@ -25,8 +25,16 @@ export interface ZipLayout {
   length: number;
 }
 
-/** Reads bytes [start, end) of entry `index`'s content. */
-export type OpenEntry = (index: number, start: number, end: number) => Promise<AsyncIterable<Buffer> | Iterable<Buffer>>;
+/**
+ * Reads bytes [start, end) of entry `index`'s content. It may be called for the next entries
+ * before the current one is read; content with a `destroy` method (a stream) is destroyed when it
+ * is never read.
+ */
+export type OpenEntry = (index: number, start: number, end: number) => Promise<EntryContent>;
+export type EntryContent = (AsyncIterable<Buffer> | Iterable<Buffer>) & { destroy?: () => void };
+
+/** Entries whose content is opened ahead of the one streaming. */
+const LOOKAHEAD = 4;
 
 /** Central directory bytes gathered before one chunk is sent. */
 const DIRECTORY_CHUNK = 64 * 1024;
@@ -62,17 +70,52 @@ async function* archiveParts(layout: ZipLayout, start: number, end: number, open
   yield* clip(endRecords(entries.length, directoryOffset, directoryLength), directoryOffset + directoryLength, start, end);
 }
 
-/** The local headers and contents of the entries the range reaches. */
-async function* entriesPart({ entries, offsets }: ZipLayout, start: number, end: number, open: OpenEntry): AsyncGenerator<Buffer> {
-  for (let i = entryAt(offsets, start); i < entries.length && offsets[i] < end; i++) {
-    const entry = entries[i];
-    const header = localHeader(entry);
-    yield* clip(header, offsets[i], start, end);
-    const dataStart = offsets[i] + header.length;
-    const from = Math.max(start, dataStart) - dataStart;
-    const to = Math.min(end, dataStart + entry.size) - dataStart;
-    if (to > from) yield* exactly(await open(i, from, to), to - from, i);
+/**
+ * The local headers and contents of the entries the range reaches. The contents of the next few
+ * entries are opened while one streams (LOOKAHEAD), so that each file's first read overlaps the
+ * previous one's last instead of waiting for it; those left unread when the stream stops are
+ * destroyed.
+ */
+async function* entriesPart(layout: ZipLayout, start: number, end: number, open: OpenEntry): AsyncGenerator<Buffer> {
+  const { entries, offsets } = layout;
+  const ahead = new Map<number, Promise<EntryContent>>();
+  let scanned = entryAt(offsets, start);
+  const inRange = (i: number) => i < entries.length && offsets[i] < end;
+  const topUp = () => {
+    for (; ahead.size < LOOKAHEAD && inRange(scanned); scanned++) {
+      const span = contentSpan(layout, scanned, start, end);
+      if (!span) continue;
+      const opened = open(scanned, span.from, span.to);
+      opened.catch(() => {}); // awaited (and its failure thrown) when its turn comes
+      ahead.set(scanned, opened);
+    }
+  };
+  try {
+    for (let i = entryAt(offsets, start); inRange(i); i++) {
+      yield* clip(localHeader(entries[i]), offsets[i], start, end);
+      const span = contentSpan(layout, i, start, end);
+      if (!span) continue;
+      topUp();
+      const content = await ahead.get(i)!;
+      ahead.delete(i);
+      topUp();
+      yield* exactly(content, span.to - span.from, i);
+    }
+  } finally {
+    for (const opened of ahead.values()) opened.then(destroy, () => {});
   }
+}
+
+/** The part [from, to) of entry `index`'s content inside the range, or null when it has none there. */
+function contentSpan({ entries, offsets }: ZipLayout, index: number, start: number, end: number): { from: number; to: number } | null {
+  const dataStart = offsets[index] + localHeaderLength(entries[index]);
+  const from = Math.max(start, dataStart) - dataStart;
+  const to = Math.min(end, dataStart + entries[index].size) - dataStart;
+  return to > from ? { from, to } : null;
+}
+
+function destroy(content: EntryContent): void {
+  if ('destroy' in content && typeof content.destroy === 'function') content.destroy();
 }
 
 /** The central directory headers the range reaches, gathered into chunks. */
@@ -121,7 +164,7 @@ function* clip(bytes: Buffer, at: number, start: number, end: number): Generator
   if (to > from) yield from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to);
 }
 
-async function* exactly(content: AsyncIterable<Buffer> | Iterable<Buffer>, bytes: number, index: number): AsyncGenerator<Buffer> {
+async function* exactly(content: EntryContent, bytes: number, index: number): AsyncGenerator<Buffer> {
   let seen = 0;
   for await (const chunk of content) {
     seen += chunk.length;

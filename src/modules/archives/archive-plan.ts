@@ -148,12 +148,22 @@ function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKe
     }
     const whole = start === 0 && end === Number(file.size);
     const version = { blobId: file.blob_id, size: Number(file.size), dataKey: await dataKeyOf(file) };
-    const opened = await ctx.content.open(version, whole ? undefined : { start, end: end - 1 });
-    return (async function* () {
-      for await (const chunk of opened.stream) {
-        if (stale()) await check([file.id]);
-        yield chunk as Buffer;
+    const { stream } = await ctx.content.open(version, whole ? undefined : { start, end: end - 1 });
+    // Opened ahead of its turn (zipRange's lookahead), it may fail before anyone reads it: the
+    // failure then waits in the stream for its reader instead of going unhandled.
+    stream.on('error', () => {});
+    // Start its first read now: opened ahead, it is then ready when its turn comes.
+    stream.read(0);
+    const checked = (async function* () {
+      try {
+        for await (const chunk of stream) {
+          if (stale()) await check([file.id]);
+          yield chunk as Buffer;
+        }
+      } finally {
+        stream.destroy();
       }
     })();
+    return Object.assign(checked, { destroy: () => stream.destroy() });
   };
 }

@@ -68,6 +68,29 @@ describe('zip archives', () => {
     assert.equal(fs.statSync(path.join(out, 'top.txt')).mtime.getTime(), MODIFIED.getTime(), 'the modification time is kept');
   });
 
+  it('contents opened ahead of their turn are destroyed when the stream stops before them', async () => {
+    const items: Item[] = Array.from({ length: 12 }, (_, i) => ({ segments: [`f${i}.bin`], content: randomBytes(10_000) }));
+    const { entries } = archiveOf(items);
+    const layout = layoutZip(entries);
+    const opened = new Set<number>();
+    const destroyed = new Set<number>();
+    const open: OpenEntry = async (index, start, end) => {
+      opened.add(index);
+      return Object.assign([items[index].content!.subarray(start, end)], { destroy: () => destroyed.add(index) });
+    };
+    // The reader goes away inside entry 2: entries after it may have been opened ahead, never read.
+    const stream = zipRange(layout, 0, layout.length, open);
+    let received = 0;
+    for await (const chunk of stream) {
+      received += chunk.length;
+      if (received > layout.offsets[2] + 100) break;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const ahead = [...opened].filter((i) => i > 2);
+    assert.ok(ahead.length > 0, 'later entries were opened ahead');
+    assert.deepEqual(ahead.sort(), [...destroyed].sort(), 'every one opened ahead and left unread is destroyed');
+  });
+
   it('any byte range is the same bytes as in the whole archive, wherever it starts and ends', async () => {
     const random = prng(0x21b);
     const items: Item[] = Array.from({ length: 40 }, (_, i) =>
