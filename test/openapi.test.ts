@@ -45,6 +45,23 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('declares the public routes public (security: []), so clients call them without a token', async (t) => {
+    const { app } = await build(t, DIALECTS[0]);
+    const doc = (await client(app).get('/api/openapi.json')).body;
+    const publicOps = [
+      'post /api/files/shared/{sharedHash}',
+      'post /api/folders/shared/{sharedHash}',
+      'post /api/files/download/public/{sharedHash}',
+      'post /api/files/download/public/{sharedHash}/sealed',
+      'post /api/folders/download/public/{sharedHash}/zip',
+      'get /api/files/public/{hashName}',
+    ];
+    for (const op of publicOps) {
+      const [method, path] = op.split(' ');
+      assert.deepEqual(doc.paths[path]?.[method]?.security, [], `${op} is documented as public`);
+    }
+  });
+
   it('serves the interactive reference from the package itself, without a CDN', async (t) => {
     const { app } = await build(t, DIALECTS[0]);
     const api = client(app);

@@ -159,6 +159,7 @@ function publicViewRoutes(app: App, links: Links): void {
       config: publicRoute,
       schema: {
         tags,
+        security: [],
         summary: 'What a file link shares (public)',
         description:
           "Name, size and type of the file and the link's limits. Needs the password of a protected link; counts no access. The `x-coffre-pass` of a download of this version gets past an exhausted limit.",
@@ -176,6 +177,7 @@ function publicViewRoutes(app: App, links: Links): void {
       config: publicRoute,
       schema: {
         tags,
+        security: [],
         summary: 'Open a folder link (public)',
         description:
           'The folder, the files of its tree with their `hashName` and its totals. Counts one access; an `encryptionKey` or `keyProof` sent is checked first (403 when wrong, nothing counted).',
@@ -197,6 +199,7 @@ function publicDownloadRoutes(app: App, links: Links, metrics: Metrics): void {
       config: publicRoute,
       schema: {
         tags,
+        security: [],
         summary: 'Download through a link (public)',
         description: `Decrypts with the \`encryptionKey\` from the link's fragment (the server cannot otherwise), checked before anything is counted. A folder link takes the \`hashName\` of a file of its tree. Supports \`Range\`.${PASS_NOTE}`,
         params: S.SharedHashParams,
@@ -218,6 +221,7 @@ function publicDownloadRoutes(app: App, links: Links, metrics: Metrics): void {
       config: publicRoute,
       schema: {
         tags,
+        security: [],
         summary: 'Download the encrypted content and its key chain (public)',
         description: `Same checks and access counting as the download, but the body is the stored ciphertext and \`X-Coffre-Key-Chain\` holds the wrapped keys from the link key down to the data key (outermost first; \`X-Coffre-Key-Ids\` gives each wrap's id, its associated data), so a browser decrypts with the fragment key that never leaves it. Links made since key checks need \`keyProof\` (403 when missing or wrong, nothing counted). \`Range\` and \`If-Range\` apply to the stored bytes.${PASS_NOTE}`,
         params: S.SharedHashParams,
