@@ -24,6 +24,7 @@ import {
 import { Opener, RangeOpener, Sealer } from './codecs.js';
 import type { CryptoEngine, SealedSummary } from './engine.js';
 import { CipherFormatError, HEADER_BYTES, newHeader, parseHeader, sealedSize, segmentRange } from './format.js';
+import { FileDecryptStream, type Sink } from './file-decrypt-stream.js';
 import { LaneKeeper } from './hash-lane.js';
 
 /** Encrypted content written to the blob store (or held for the database), not yet referenced by any version. */
@@ -100,6 +101,14 @@ export interface SealedContent extends OpenedContent {
   range?: ByteRange;
 }
 
+export interface OpenOptions {
+  /**
+   * For a stream not piped straight into its destination: counts the bytes it pushed that are not
+   * yet written out downstream, so that its buffers can be reused (FileDecryptStream.recycleThrough).
+   */
+  downstream?: Sink;
+}
+
 /** A version's plaintext, whole or a range, and how many bytes it holds. */
 export interface OpenedContent {
   stream: Readable;
@@ -133,7 +142,7 @@ export interface ContentStore {
    * that emits only authenticated bytes: damaged storage fails it with a CipherFormatError
    * (before it exists when the header is damaged). Rejects with BlobNotFoundError for a lost blob.
    */
-  open(version: VersionContent, range?: ByteRange): Promise<OpenedContent>;
+  open(version: VersionContent, range?: ByteRange, options?: OpenOptions): Promise<OpenedContent>;
   /**
    * A version's stored bytes as they are, for a client that decrypts them itself (the link page),
    * with the key chain that opens them: `above` (the wraps from the client's key down to the
@@ -282,13 +291,16 @@ async function discard({ db, blobs }: ContentParts, stored: Pick<StoredContent, 
   await deleteBlobRow(db, stored.blobId);
 }
 
-async function open(parts: ContentParts, version: VersionContent, range?: ByteRange): Promise<OpenedContent> {
+async function open(parts: ContentParts, version: VersionContent, range?: ByteRange, options: OpenOptions = {}): Promise<OpenedContent> {
   const { db, blobs, engine } = parts;
   const { blobId, size, dataKey } = version;
   const length = range ? range.end - range.start + 1 : size;
   const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
-  if (inline === null && blobs.localFiles && size > 0)
-    return { stream: await openLocal(engine, await blobs.openFile(blobId), dataKey, size, range), length };
+  if (inline === null && blobs.localFiles && size > 0) {
+    const stream = await openLocal(engine, await blobs.openFile(blobId), dataKey, size, range);
+    if (options.downstream && stream instanceof FileDecryptStream) stream.recycleThrough(options.downstream);
+    return { stream, length };
+  }
   const read = (stored?: ByteRange) =>
     inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored);
   if (!range) return { stream: opening(await read(), new CodecStream(new Opener(engine.aead(dataKey)))), length };

@@ -28,7 +28,7 @@ interface Job {
 }
 
 /** What the stream is piped into, as far as recycling needs it (an HTTP response, a socket). */
-interface Sink {
+export interface Sink {
   readonly writableLength: number;
   readonly destroyed?: boolean;
 }
@@ -97,6 +97,16 @@ export class FileDecryptStream extends Readable {
     // Once the response has handed its last byte to the system, no buffer of this stream is read any more.
     if (this.sink) destination.once('finish', () => this.returnOutputBuffers(destination));
     return super.pipe(destination, options);
+  }
+
+  /**
+   * Lets output buffers be reused while the stream is read some other way than piped into its
+   * final destination (a zip archive reads it chunk by chunk): `sink.writableLength` must count
+   * every byte this stream pushed that is not yet written out downstream (an over-count only
+   * delays reuse).
+   */
+  recycleThrough(sink: Sink): void {
+    if (this.pipes === 0) this.sink = sink;
   }
 
   override _read(): void {

@@ -8,6 +8,7 @@ export type {
   ContentStore,
   KeyWrap,
   OpenedContent,
+  OpenOptions,
   SealedContent,
   SealedVersion,
   StoredContent,

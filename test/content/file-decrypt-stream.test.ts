@@ -339,4 +339,33 @@ describe('FileDecryptStream (native read and open on the threadpool)', () => {
     assert.ok(Buffer.concat(chunks).equals(data));
     assert.equal(stream.recycled, 0);
   });
+  test('read through a sink that counts what it holds, buffers are reused only once it let them go', async (t) => {
+    const key = randomBytes(32);
+    const size = 8 * 1024 * 1024 + 3;
+    const data = randomBytes(size);
+    const file = await tempFile(t, sealWhole(key, data));
+    // A reader that keeps every chunk (a slow destination): it holds all it took, so nothing may be reused.
+    const held = await decryptRange(file, key, size);
+    let holding = 0;
+    held.stream.recycleThrough({
+      get writableLength() {
+        return holding;
+      },
+      destroyed: false,
+    });
+    const kept: Buffer[] = [];
+    for await (const chunk of held.stream) {
+      holding += (chunk as Buffer).length;
+      kept.push(chunk as Buffer);
+    }
+    assert.ok(Buffer.concat(kept).equals(data), 'every chunk kept its bytes');
+    assert.equal(held.stream.recycled, 0);
+    // A reader that copies each chunk out at once holds nothing: buffers come back.
+    const copying = await decryptRange(file, key, size);
+    copying.stream.recycleThrough({ writableLength: 0, destroyed: false });
+    const copies: Buffer[] = [];
+    for await (const chunk of copying.stream) copies.push(Buffer.from(chunk as Buffer));
+    assert.ok(Buffer.concat(copies).equals(data));
+    assert.ok(copying.stream.recycled > 0, 'buffers were reused');
+  });
 });

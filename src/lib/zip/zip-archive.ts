@@ -30,8 +30,20 @@ export interface ZipLayout {
  * before the current one is read; content with a `destroy` method (a stream) is destroyed when it
  * is never read.
  */
-export type OpenEntry = (index: number, start: number, end: number) => Promise<EntryContent>;
+export type OpenEntry = (index: number, start: number, end: number, downstream: Downstream) => Promise<EntryContent>;
+
+/**
+ * The bytes the archive's stream holds that are not yet written out: those it has buffered, and
+ * those the destination it is piped into still holds. `destroyed` while it is piped into none
+ * (nothing then says when bytes are written out).
+ */
+export interface Downstream {
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+}
 export type EntryContent = (AsyncIterable<Buffer> | Iterable<Buffer>) & { destroy?: () => void };
+
+type OpenAt = (index: number, start: number, end: number) => Promise<EntryContent>;
 
 /** Entries whose content is opened ahead of the one streaming. */
 const LOOKAHEAD = 4;
@@ -60,10 +72,28 @@ export function layoutZip(entries: ZipEntry[]): ZipLayout {
  */
 export function zipRange(layout: ZipLayout, start: number, end: number, open: OpenEntry): Readable {
   if (!(start >= 0 && start <= end && end <= layout.length)) throw new RangeError(`${start}–${end} is not a range of the archive`);
-  return Readable.from(archiveParts(layout, start, end, open), { objectMode: false });
+  let destination: NodeJS.WritableStream & { writableLength?: number; destroyed?: boolean };
+  const downstream: Downstream = {
+    get writableLength() {
+      return out.readableLength + (destination?.writableLength ?? 0);
+    },
+    get destroyed() {
+      return out.destroyed || destination === undefined || destination.destroyed === true || destination.writableLength === undefined;
+    },
+  };
+  const out = Readable.from(
+    archiveParts(layout, start, end, (i, from, to) => open(i, from, to, downstream)),
+    { objectMode: false },
+  );
+  const pipe = out.pipe.bind(out);
+  out.pipe = <T extends NodeJS.WritableStream>(to: T, options?: { end?: boolean }): T => {
+    destination = to;
+    return pipe(to, options);
+  };
+  return out;
 }
 
-async function* archiveParts(layout: ZipLayout, start: number, end: number, open: OpenEntry): AsyncGenerator<Buffer> {
+async function* archiveParts(layout: ZipLayout, start: number, end: number, open: OpenAt): AsyncGenerator<Buffer> {
   yield* entriesPart(layout, start, end, open);
   yield* directoryPart(layout, start, end);
   const { entries, directoryOffset, directoryLength } = layout;
@@ -76,7 +106,7 @@ async function* archiveParts(layout: ZipLayout, start: number, end: number, open
  * previous one's last instead of waiting for it; those left unread when the stream stops are
  * destroyed.
  */
-async function* entriesPart(layout: ZipLayout, start: number, end: number, open: OpenEntry): AsyncGenerator<Buffer> {
+async function* entriesPart(layout: ZipLayout, start: number, end: number, open: OpenAt): AsyncGenerator<Buffer> {
   const { entries, offsets } = layout;
   const ahead = new Map<number, Promise<EntryContent>>();
   let scanned = entryAt(offsets, start);

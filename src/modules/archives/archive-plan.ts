@@ -139,7 +139,7 @@ function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKe
     if (ids.some((id) => !live.has(id))) throw new AppError('ARCHIVE_ITEM_GONE');
   };
   const stale = () => Date.now() - checkedAt > LIVENESS_INTERVAL_MS;
-  return async (index, start, end) => {
+  return async (index, start, end, downstream) => {
     const file = planned[index].file!;
     if (index >= checkedUntil || stale()) {
       const batch = planned.slice(index, index + LIVENESS_BATCH).flatMap((p) => (p.file ? [p.file.id] : []));
@@ -148,7 +148,17 @@ function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKe
     }
     const whole = start === 0 && end === Number(file.size);
     const version = { blobId: file.blob_id, size: Number(file.size), dataKey: await dataKeyOf(file) };
-    const { stream } = await ctx.content.open(version, whole ? undefined : { start, end: end - 1 });
+    // What the archive holds downstream, and the chunk between the content stream and the archive's.
+    let inFlight = 0;
+    const sink = {
+      get writableLength() {
+        return downstream.writableLength + inFlight;
+      },
+      get destroyed() {
+        return downstream.destroyed;
+      },
+    };
+    const { stream } = await ctx.content.open(version, whole ? undefined : { start, end: end - 1 }, { downstream: sink });
     // Opened ahead of its turn (zipRange's lookahead), it may fail before anyone reads it: the
     // failure then waits in the stream for its reader instead of going unhandled.
     stream.on('error', () => {});
@@ -157,8 +167,11 @@ function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKe
     const checked = (async function* () {
       try {
         for await (const chunk of stream) {
+          inFlight = (chunk as Buffer).length;
           if (stale()) await check([file.id]);
           yield chunk as Buffer;
+          // Resumed once the archive's stream has taken the chunk (its buffer, or its destination's).
+          inFlight = 0;
         }
       } finally {
         stream.destroy();
