@@ -84,9 +84,9 @@ const beside = files.filter((f) => BESIDE_THE_POOL.includes(f.split(path.sep).jo
 const pooled = files.filter((f) => !beside.includes(f));
 process.stdout.write(`Test dialects: ${dialects.join(', ')}; ${files.length} test files\n`);
 // A test that hangs fails after ten minutes instead of holding the run until CI gives up (the
-// files beside the pool set their own longer timeouts); the whole run is stopped after an hour.
+// files beside the pool set their own longer timeouts); the whole run is stopped after 75 minutes.
 const TEST_TIMEOUT_MS = 10 * 60_000;
-const RUN_TIMEOUT_MS = 60 * 60_000;
+const RUN_TIMEOUT_MS = 75 * 60_000;
 const testEnv = { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId };
 
 /** Runs test files in one node --test process; resolves with its exit code. */
@@ -108,7 +108,7 @@ const watchdog = setTimeout(() => {
 watchdog.unref();
 const codes = await Promise.all([
   pooled.length > 0 ? runTests(pooled, 2, TEST_TIMEOUT_MS) : 0,
-  beside.length > 0 ? runTests(beside, 1, 60 * 60_000) : 0,
+  beside.length > 0 ? runTests(beside, 1, 75 * 60_000) : 0,
 ]);
 clearTimeout(watchdog);
 await dropRunSchemas();
