@@ -41,6 +41,9 @@ const MIGRATIONS: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /** Brings the schema to the latest version; returns the names of the migrations it applied. */
+/** Every migration's name, in order: what a migrated database has applied. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
+
 export async function migrateToLatest(db: Db, schema?: string): Promise<string[]> {
   const migrator = new Migrator({
     db,

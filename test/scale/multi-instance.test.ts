@@ -7,6 +7,7 @@ import { DIALECTS, PG_URL, newSchemaName } from '../helper.js';
 import { http, sharedEnvironment, startInstance, type Instance } from '../support/instances.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
 import { eventually } from '../support/wait.js';
+import { MIGRATION_NAMES } from '../../src/db/migrate.js';
 
 /**
  * Scale-out (issue 8): three real server processes on their own ports and data folders, over one
@@ -75,23 +76,7 @@ describe(
         .selectFrom('coffre_migrations' as any)
         .select('name')
         .execute();
-      assert.deepEqual(applied.map((r: any) => r.name).sort(), [
-        '001-foundation',
-        '002-files',
-        '003-share-links',
-        '004-permissions',
-        '005-scale-out',
-        '006-token-revocations',
-        '007-listing-versions',
-        '008-trash-indexes',
-        '009-deleted-indexes',
-        '010-inline-blobs',
-        '011-session-details',
-        '012-upload-holds',
-        '013-link-passes',
-        '014-dav',
-        '015-resumable-uploads',
-      ]);
+      assert.deepEqual(applied.map((r: any) => r.name).sort(), [...MIGRATION_NAMES], 'every migration applied, each once');
       for (const instance of instances) {
         const ready = await http(instance.url, 'GET', '/readyz');
         assert.equal(ready.status, 200, `${instance.name}: ${JSON.stringify(ready.body)}`);
