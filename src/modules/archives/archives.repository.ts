@@ -43,6 +43,16 @@ export async function liveSubtrees(db: DbOrTrx, rootIds: string[]): Promise<Arch
   return result.rows.map(({ depth: _depth, ...row }) => row);
 }
 
+/** A folder's live subtree: its folders (itself first, parents first) and their live files. */
+export async function liveTree(db: DbOrTrx, rootId: string): Promise<{ folders: ArchiveFolderRow[]; files: ArchiveFileRow[] }> {
+  const folders = await liveSubtrees(db, [rootId]);
+  const files = await liveFilesIn(
+    db,
+    folders.map((f) => f.id),
+  );
+  return { folders, files };
+}
+
 /** The live files directly in `folderIds`, with their current versions. */
 export function liveFilesIn(db: DbOrTrx, folderIds: string[]): Promise<ArchiveFileRow[]> {
   return liveFilesWhere(db, sql.ref('f.folder_id'), folderIds);

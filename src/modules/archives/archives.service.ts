@@ -9,4 +9,4 @@ import { folderZip, selectionZip } from './download-zip.use-case.js';
 export const archiveService = onePerContext((ctx) => bindContext(ctx, { folderZip, selectionZip }));
 
 export { archiveOf, type ArchiveTree } from './archive-plan.js';
-export { liveFilesIn, liveSubtrees } from './archives.repository.js';
+export { liveTree } from './archives.repository.js';

@@ -12,6 +12,7 @@ import {
   liveFilesById,
   liveFilesIn,
   liveSubtrees,
+  liveTree,
   type ArchiveFileRow,
   type ArchiveFolderRow,
 } from './archives.repository.js';
@@ -27,11 +28,7 @@ export interface ZipSelection {
 /** A folder's live subtree as `<name>.zip`, its own folder at the top: what the principal may download of it. */
 export async function folderZip(ctx: AppContext, principal: Principal, folderId: string): Promise<Sendable> {
   const folder = await loadFolderFor(ctx.db, principal, folderId, 'view');
-  const folders = await liveSubtrees(ctx.db, [folder.id]);
-  const files = await liveFilesIn(
-    ctx.db,
-    folders.map((f) => f.id),
-  );
+  const { folders, files } = await liveTree(ctx.db, folder.id);
   return archiveOf(ctx, await grantedTree(ctx, principal, folder, folders, files, [folder.name]), folder.name);
 }
 

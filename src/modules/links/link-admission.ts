@@ -1,5 +1,5 @@
 import { assertNotThrottled, consumeAttempt, type ThrottleRule } from '../../access/throttle.js';
-import { KeyUnwrapError } from '../../crypto/keyring.js';
+import { KeyUnwrapError, openChildKey } from '../../crypto/keyring.js';
 import { unwrapKey } from '../../crypto/key-wrap.js';
 import type { Db, DbOrTrx } from '../../db/database.js';
 import type { FileRow, FolderRow, LinkPassRow, ShareLinkRow } from '../../db/schema.js';
@@ -103,6 +103,29 @@ export async function checkKey(db: Db, link: ShareLinkRow, visitor: Visitor, rul
     unwrapKey(linkKeyBytes(encryptionKey), link.key_wrapped, link.id);
   } catch (error) {
     if (error instanceof KeyUnwrapError) await refuse(db, rules, 'INVALID_ENCRYPTION_KEY');
+    throw error;
+  }
+}
+
+/**
+ * The key of the link's item, unwrapped with the visitor's link key, then down `wraps` (to a file
+ * of a folder link). A key that does not open the chain is refused like a wrong password
+ * (throttled); public routes never touch the master key.
+ */
+export async function unwrapWithLinkKey(
+  db: Db,
+  link: ShareLinkRow,
+  visitor: Visitor,
+  rules: ThrottleRule[],
+  wraps: { id: string; wrapped: string }[] = [],
+): Promise<Buffer> {
+  try {
+    await assertNotThrottled(db, rules);
+    let key = unwrapKey(linkKeyBytes(visitor.encryptionKey), link.key_wrapped, link.id);
+    for (const wrap of wraps) key = openChildKey(key, wrap.wrapped, wrap.id);
+    return key;
+  } catch (error) {
+    if (error instanceof KeyUnwrapError) return refuse(db, rules, 'INVALID_ENCRYPTION_KEY');
     throw error;
   }
 }

@@ -1,15 +1,11 @@
-import { assertNotThrottled } from '../../access/throttle.js';
 import type { ByteRange } from '../../blobs/blob-store.js';
 import type { AppContext } from '../../context.js';
-import { KeyUnwrapError, openChildKey } from '../../crypto/keyring.js';
-import { unwrapKey } from '../../crypto/key-wrap.js';
 import { AppError } from '../../errors.js';
 import { parseRange } from '../../http/range.js';
 import { nowIso } from '../../lib/time.js';
 import { findVersion } from '../files/files.repository.js';
 import { fileService, type DownloadOptions } from '../files/files.service.js';
-import { authorizeContent, checkKey, holdAccess, refuse } from './link-admission.js';
-import { linkKeyBytes } from './links.key-proof.js';
+import { authorizeContent, checkKey, holdAccess, unwrapWithLinkKey } from './link-admission.js';
 import { LinkTransfer, endTransfer } from './links.passes.js';
 import type { SealedDownload, Visitor } from './links.types.js';
 
@@ -20,16 +16,7 @@ import type { SealedDownload, Visitor } from './links.types.js';
 export async function download(ctx: AppContext, sharedHash: string, visitor: Visitor, options: DownloadOptions, transfer: LinkTransfer) {
   const { db } = ctx;
   const { link, rules, file, wraps } = await authorizeContent(db, sharedHash, visitor);
-  let key: Buffer;
-  try {
-    // Public routes never touch the master key: everything opens from the client's link key.
-    await assertNotThrottled(db, rules);
-    key = unwrapKey(linkKeyBytes(visitor.encryptionKey), link.key_wrapped, link.id);
-    for (const wrap of wraps) key = openChildKey(key, wrap.wrapped, wrap.id);
-  } catch (error) {
-    if (error instanceof KeyUnwrapError) return refuse(db, rules, 'INVALID_ENCRYPTION_KEY');
-    throw error;
-  }
+  const key = await unwrapWithLinkKey(db, link, visitor, rules, wraps);
   // The key opened the chain before anything is held: a visitor without it spends nothing.
   if (link.kind === 'file') await holdAccess(db, link, file.current_version_id!, visitor, transfer);
   return fileService(ctx).linkDownload(file, key, options);
