@@ -117,6 +117,11 @@ export interface BlobStore {
    */
   openFile(key: string): Promise<FileHandle>;
   /**
+   * Where the blob's file is, for a reader that opens it itself (the engine's whole reads of small
+   * blobs). Says nothing of whether it exists. NotLocalFilesError when `localFiles` is false.
+   */
+  filePath(key: string): string;
+  /**
    * Reads a blob, or one byte range of it (inside the blob). BlobNotFoundError for an unknown
    * key; a read that fails later fails the stream.
    */

@@ -6,6 +6,8 @@ import {
   HEADER_BYTES,
   TAG_BYTES,
   parseHeader,
+  sealedSize,
+  segmentCount,
   segmentNonce,
   segmentOffset,
   type SegmentRange,
@@ -266,4 +268,31 @@ export class RangeOpener implements SegmentCodec {
     this.remaining -= out.length;
     if (out.length > 0) outs.push(out);
   }
+}
+
+/**
+ * A whole stored stream of `size` plaintext bytes, opened at once into `out` (at least `size`
+ * bytes): its header checked, its length that of `size` bytes sealed, every segment
+ * authenticated, or a CipherFormatError (and nothing of it left in `out`). The part of `out` it fills.
+ */
+export function openWhole(aead: SegmentAead, stored: Buffer, size: number, out: Buffer): Buffer {
+  if (out.length < size) throw new RangeError('openWhole: the output has no room for the plaintext');
+  const header = parseHeader(stored);
+  const { segmentSize } = header;
+  if (stored.length !== sealedSize(size, segmentSize)) throw new CipherFormatError('stored stream is shorter or longer than expected');
+  const count = segmentCount(size, segmentSize);
+  const nonce = Buffer.alloc(12);
+  let at = 0;
+  try {
+    for (let index = 0; index < count; index++) {
+      const from = segmentOffset(index, segmentSize);
+      const sealed = stored.subarray(from, Math.min(from + segmentSize + TAG_BYTES, stored.length));
+      at += openSegment(aead, header, index, index === count - 1, sealed, out, at, nonce);
+    }
+  } catch (error) {
+    // A read that fails leaves nothing of the stream in `out`, as the native engine's does.
+    out.fill(0, 0, at);
+    throw error;
+  }
+  return out.subarray(0, at);
 }

@@ -1,9 +1,8 @@
-import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, PutOptions, PutResult } from '../blobs/blob-store.js';
 import { newBlobKey } from '../blobs/blob-keys.js';
-import { blobContent, deleteBlobRow, insertUploadingBlobs, recordNewBlobsWrites, storedSizeOf } from '../blobs/blobs.repository.js';
+import { deleteBlobRow, insertUploadingBlobs, recordNewBlobsWrites } from '../blobs/blobs.repository.js';
 import { newKey } from '../crypto/key-wrap.js';
 import type { Db, DbOrTrx } from '../db/database.js';
 import type { Write } from '../db/write-batch.js';
@@ -13,6 +12,18 @@ import { GroupRunner } from '../lib/group-runner.js';
 import { nowIso } from '../lib/time.js';
 import { CodecStream } from './codec-stream.js';
 import {
+  INLINE_BLOB_LIMIT,
+  open,
+  readWhole,
+  sealed,
+  type KeyWrap,
+  type OpenedContent,
+  type OpenOptions,
+  type SealedContent,
+  type SealedVersion,
+  type VersionContent,
+} from './content-reads.js';
+import {
   abortResumable,
   appendResumable,
   beginResumable,
@@ -21,10 +32,9 @@ import {
   type Appended,
   type ResumableContent,
 } from './resumable.js';
-import { Opener, RangeOpener, Sealer } from './codecs.js';
+import { Sealer } from './codecs.js';
 import type { CryptoEngine, SealedSummary } from './engine.js';
-import { CipherFormatError, HEADER_BYTES, newHeader, parseHeader, sealedSize, segmentRange } from './format.js';
-import { FileDecryptStream, type Sink } from './file-decrypt-stream.js';
+import { newHeader } from './format.js';
 import { LaneKeeper } from './hash-lane.js';
 
 /** Encrypted content written to the blob store (or held for the database), not yet referenced by any version. */
@@ -71,49 +81,8 @@ export interface StoreOptions {
   sourceOwnsChunks?: boolean;
 }
 
-/** A stored version, as far as reading it goes. */
-export interface VersionContent {
-  blobId: string;
-  /** Plaintext bytes. */
-  size: number;
-  dataKey: Buffer;
-}
-
-/** A wrapped key and the id it is bound to (docs/storage-format.md, key hierarchy). */
-export interface KeyWrap {
-  id: string;
-  wrapped: string;
-}
-
-/** A stored version, as far as handing out its sealed bytes goes. */
-export interface SealedVersion {
-  id: string;
-  blobId: string;
-  size: number;
-  dataKeyWrapped: string;
-}
-
-export interface SealedContent extends OpenedContent {
-  /** From the client's key down to the data key, each wrap opened by the key before it. */
-  keyChain: KeyWrap[];
-  /** The whole stored length, and the part of it `stream` holds when a range was picked. */
-  storedSize: number;
-  range?: ByteRange;
-}
-
-export interface OpenOptions {
-  /**
-   * For a stream not piped straight into its destination: counts the bytes it pushed that are not
-   * yet written out downstream, so that its buffers can be reused (FileDecryptStream.recycleThrough).
-   */
-  downstream?: Sink;
-}
-
-/** A version's plaintext, whole or a range, and how many bytes it holds. */
-export interface OpenedContent {
-  stream: Readable;
-  length: number;
-}
+export type { KeyWrap, OpenedContent, OpenOptions, SealedContent, SealedVersion, VersionContent };
+export { INLINE_BLOB_LIMIT };
 
 /**
  * The one way in and out of stored content (docs/architecture.md): files, links and every
@@ -144,6 +113,12 @@ export interface ContentStore {
    */
   open(version: VersionContent, range?: ByteRange, options?: OpenOptions): Promise<OpenedContent>;
   /**
+   * A small version's whole plaintext (at most WHOLE_READ_LIMIT bytes) opened into `out` (at least
+   * its size) in one step, authenticated: the part of `out` it fills. For the many small entries
+   * of an archive, where a stream each cost more than their bytes. Rejects as `open` does.
+   */
+  readWhole(version: VersionContent, out: Buffer): Promise<Buffer>;
+  /**
    * A version's stored bytes as they are, for a client that decrypts them itself (the link page),
    * with the key chain that opens them: `above` (the wraps from the client's key down to the
    * version's file key), then the version's own data-key wrap. `pickRange`, given the stored
@@ -163,12 +138,6 @@ export interface ContentStore {
   };
 }
 
-/**
- * The most COFFRE_INLINE_BLOB_BYTES may be: one 64 KiB segment. A download of a file up to this
- * size asks the database for its bytes first (whatever the setting was when it was stored).
- */
-export const INLINE_BLOB_LIMIT = 64 * 1024;
-
 /** Blob rows inserted in one statement at most. */
 const BLOB_GROUP_MAX = 64;
 
@@ -177,7 +146,7 @@ export function createContentStore(db: Db, blobs: BlobStore, engine: CryptoEngin
   const parts: ContentParts = { db, blobs, engine, recordUploading: uploadingBlobRecorder(db), lanes: new LaneKeeper() };
   return {
     engineName: engine.name,
-    ...bindContext(parts, { store, discard, open, sealed }),
+    ...bindContext(parts, { store, discard, open, readWhole, sealed }),
     recordWrites: (trx, stored, now) =>
       recordNewBlobsWrites(
         trx,
@@ -291,54 +260,6 @@ async function discard({ db, blobs }: ContentParts, stored: Pick<StoredContent, 
   await deleteBlobRow(db, stored.blobId);
 }
 
-async function open(parts: ContentParts, version: VersionContent, range?: ByteRange, options: OpenOptions = {}): Promise<OpenedContent> {
-  const { db, blobs, engine } = parts;
-  const { blobId, size, dataKey } = version;
-  const length = range ? range.end - range.start + 1 : size;
-  const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
-  if (inline === null && blobs.localFiles && size > 0) {
-    const stream = await openLocal(engine, await blobs.openFile(blobId), dataKey, size, range);
-    if (options.downstream && stream instanceof FileDecryptStream) stream.recycleThrough(options.downstream);
-    return { stream, length };
-  }
-  const read = (stored?: ByteRange) =>
-    inline ? Promise.resolve(Readable.from([stored ? inline.subarray(stored.start, stored.end + 1) : inline])) : blobs.get(blobId, stored);
-  if (!range) return { stream: opening(await read(), new CodecStream(new Opener(engine.aead(dataKey)))), length };
-  const header = parseHeader(await readAll(await read({ start: 0, end: HEADER_BYTES - 1 })));
-  const segments = segmentRange(size, range.start, range.end, header.segmentSize);
-  const stored = await read({ start: segments.storedStart, end: segments.storedEnd });
-  return { stream: opening(stored, new CodecStream(new RangeOpener(engine.aead(dataKey), header, segments))), length };
-}
-
-/** A blob file opened by the engine; a whole read also checks the file's length (appended bytes). */
-async function openLocal(engine: CryptoEngine, file: FileHandle, dataKey: Buffer, size: number, range?: ByteRange): Promise<Readable> {
-  try {
-    const header = parseHeader(await readAt(file, 0, HEADER_BYTES));
-    if (!range && (await file.stat()).size !== sealedSize(size, header.segmentSize))
-      throw new CipherFormatError('stored stream is shorter or longer than expected');
-    return engine.openFile(file, dataKey, header, segmentRange(size, range?.start ?? 0, range?.end ?? size - 1, header.segmentSize));
-  } catch (error) {
-    await file.close();
-    throw error;
-  }
-}
-
-async function sealed(
-  { db, blobs }: ContentParts,
-  version: SealedVersion,
-  above: KeyWrap[],
-  pickRange?: (storedSize: number) => ByteRange | undefined,
-): Promise<SealedContent> {
-  const keyChain = [...above, { id: version.id, wrapped: version.dataKeyWrapped }];
-  const inline = version.size <= INLINE_BLOB_LIMIT ? await blobContent(db, version.blobId) : null;
-  const storedSize = inline ? inline.length : await storedSizeOf(db, version.blobId);
-  const range = pickRange?.(storedSize);
-  const length = range ? range.end - range.start + 1 : storedSize;
-  if (inline)
-    return { stream: Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline]), length, storedSize, range, keyChain };
-  return { stream: await blobs.get(version.blobId, range), length, storedSize, range, keyChain };
-}
-
 function checkLimits(bytes: number, limits: UploadLimits): void {
   if (bytes > limits.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Files are limited to ${limits.maxBytes} bytes`);
 }
@@ -366,30 +287,4 @@ function uploadingBlobRecorder(db: Db): (blobId: string) => Promise<void> {
     return ids.map(() => ({ status: 'fulfilled', value: undefined }));
   }, BLOB_GROUP_MAX);
   return (blobId) => runner.submit('blobs', blobId);
-}
-
-/** Pipes stored bytes through an opener; a read error of the store fails the opener too. */
-function opening(stored: Readable, opener: CodecStream): Readable {
-  pipeline(stored, opener).catch(() => {
-    // pipeline has destroyed the opener with the error already; its reader sees it there.
-  });
-  return opener;
-}
-
-/** `length` bytes of `file` at `position`, fewer only where the file ends. */
-async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
-  let done = 0;
-  while (done < length) {
-    const { bytesRead } = await file.read(buffer, done, length - done, position + done);
-    if (bytesRead === 0) break;
-    done += bytesRead;
-  }
-  return buffer.subarray(0, done);
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }

@@ -4,11 +4,22 @@ import type { BlobFile, StagingFile } from '../blobs/blob-store.js';
 import type { CryptoEngineChoice } from '../config.js';
 import type { DurableFiles } from '../blobs/fs/durable-files.js';
 import type { SegmentAead } from './aead.js';
-import type { SegmentRange, StreamHeader } from './format.js';
+import { MIN_SEGMENT_LOG2, sealedSize, type SegmentRange, type StreamHeader } from './format.js';
 import type { AppendStart, AppendedSegments } from './segment-appender.js';
 import type { ResumableSha256 } from './sha256-midstate.js';
 
 export type CryptoEngineName = Exclude<CryptoEngineChoice, 'auto'>;
+
+/**
+ * The largest plaintext `readWholeFile` reads: a few download jobs' worth (file-decrypt-stream.ts).
+ * What is larger streams, the cost of opening its stream spread over more bytes.
+ */
+export const WHOLE_READ_LIMIT = 4 * 1024 * 1024;
+
+/** The most stored bytes `size` plaintext bytes may take (in the smallest segments): what a whole read reads at most. */
+export function wholeReadStaging(size: number): number {
+  return sealedSize(size, 2 ** MIN_SEGMENT_LOG2);
+}
 
 export interface SealIntoFileOptions {
   /**
@@ -72,6 +83,13 @@ export interface CryptoEngine {
    * once the stream ends or is destroyed.
    */
   openFile(file: FileHandle, dataKey: Buffer, header: StreamHeader, range: SegmentRange): Readable;
+  /**
+   * The whole plaintext of a small blob file (`size` bytes, at most WHOLE_READ_LIMIT) opened into
+   * `out` in one step: its header and length checked, every segment authenticated (else a
+   * CipherFormatError, nothing of the plaintext left in `out`). The part of `out` it fills. A
+   * missing file rejects with code ENOENT.
+   */
+  readWholeFile(path: string, size: number, dataKey: Buffer, out: Buffer): Promise<Buffer>;
   /**
    * A SHA-256 whose state can be saved and carried on from, by either engine (a resumable
    * upload's, sha256-midstate.ts), new or from a midstate.

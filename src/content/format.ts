@@ -19,7 +19,7 @@ export const TAG_BYTES = 16;
 const NONCE_BYTES = 12;
 const NONCE_PREFIX_BYTES = 7;
 export const DEFAULT_SEGMENT_LOG2 = 16; // 64 KiB
-const MIN_SEGMENT_LOG2 = 10;
+export const MIN_SEGMENT_LOG2 = 10;
 const MAX_SEGMENT_LOG2 = 24;
 
 /**

@@ -18,6 +18,7 @@ export type {
 } from './content-store.js';
 export type { AppendLimits, Appended, ResumableContent } from './resumable.js';
 export { chooseEngine } from './choose-engine.js';
+export { WHOLE_READ_LIMIT } from './engine.js';
 export type { CryptoEngine, CryptoEngineName } from './engine.js';
 export type { CryptoEngineChoice } from '../config.js';
 export { CipherFormatError } from './format.js';

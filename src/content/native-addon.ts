@@ -26,6 +26,8 @@ export interface NativeAddon {
     staging: Buffer,
     out: Buffer,
   ): Promise<number>;
+  /** A small blob file opened, read, opened (decrypted) and closed as one threadpool job (native/read-open.c; see native-engine.ts). */
+  readWhole(path: string, plainSize: number, key: Buffer, staging: Buffer, out: Buffer): Promise<number>;
   /** A run of segments sealed and written into a blob file as one threadpool job, and SHA-256 on the threadpool (native/seal-write.c; see file-encrypt-stream.ts). */
   sealWrite(
     fd: number,

@@ -1,7 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertDataKey, type SegmentAead } from './aead.js';
-import type { CryptoEngine } from './engine.js';
+import { bufferPool } from './buffer-pool.js';
+import { WHOLE_READ_LIMIT, wholeReadStaging, type CryptoEngine } from './engine.js';
+import { CipherFormatError } from './format.js';
 import { FileDecryptStream } from './file-decrypt-stream.js';
 import { FileEncryptStream } from './file-encrypt-stream.js';
 import { addonSha256, type NativeAddon } from './native-addon.js';
@@ -13,6 +15,8 @@ import { addonSha256, type NativeAddon } from './native-addon.js';
  * stream, which keeps the expanded key and writes into the caller's buffer.
  */
 export function nativeEngine(addon: NativeAddon): CryptoEngine {
+  // One per whole read at once: a zip archive's entries opened ahead (zip-archive.ts's LOOKAHEAD).
+  const wholeStaging = bufferPool(wholeReadStaging(WHOLE_READ_LIMIT), 4);
   return {
     name: 'native',
     aead: (key) => nativeAead(addon, key),
@@ -43,6 +47,19 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
     },
 
     openFile: (file, dataKey, header, range) => new FileDecryptStream(addon, file, dataKey, header, range),
+
+    async readWholeFile(path, size, dataKey, out) {
+      assertDataKey(dataKey);
+      if (size > WHOLE_READ_LIMIT) throw new RangeError(`whole reads are of at most ${WHOLE_READ_LIMIT} bytes`);
+      const staging = wholeStaging.take();
+      try {
+        return out.subarray(0, await addon.readWhole(path, size, dataKey, staging, out));
+      } catch (error) {
+        throw (error as { code?: string }).code === 'ERR_CIPHER_FORMAT' ? new CipherFormatError((error as Error).message) : error;
+      } finally {
+        wholeStaging.give([staging]);
+      }
+    },
 
     // The addon hashes on the threadpool: the event loop goes on reading the request meanwhile.
     sha256: (midstate) => addonSha256(addon, midstate),

@@ -1,4 +1,4 @@
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobFile } from '../blobs/blob-store.js';
@@ -6,11 +6,11 @@ import { nodeFsDurableFiles } from '../blobs/fs/durable-files.js';
 import { FileAppender } from '../lib/write-all.js';
 import { nodeAead } from './aead.js';
 import { CodecStream } from './codec-stream.js';
-import { RangeOpener, Sealer } from './codecs.js';
-import { DEFAULT_SEGMENT_LOG2, newHeader } from './format.js';
+import { RangeOpener, Sealer, openWhole } from './codecs.js';
+import { CipherFormatError, DEFAULT_SEGMENT_LOG2, newHeader } from './format.js';
 import { appendSegments } from './segment-appender.js';
 import { JsSha256 } from './sha256-midstate.js';
-import type { CryptoEngine } from './engine.js';
+import { wholeReadStaging, type CryptoEngine } from './engine.js';
 
 const READ_HIGH_WATER_MARK = 1024 * 1024;
 
@@ -47,6 +47,19 @@ export const nodeEngine: CryptoEngine = {
       // pipeline has destroyed `opened` with the error already; its reader sees it there.
     });
     return opened;
+  },
+
+  async readWholeFile(path, size, dataKey, out) {
+    const file = await open(path, 'r');
+    try {
+      // No more than the longest a stream of `size` bytes may be (the smallest segments) is read.
+      const stored = (await file.stat()).size;
+      if (stored > wholeReadStaging(size)) throw new CipherFormatError('stored stream is longer than expected');
+      const { buffer, bytesRead } = await file.read({ buffer: Buffer.alloc(stored), position: 0 });
+      return openWhole(nodeAead(dataKey), buffer.subarray(0, bytesRead), size, out);
+    } finally {
+      await file.close();
+    }
   },
 };
 

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { chooseEngine } from '../../src/content/choose-engine.js';
-import type { CryptoEngine } from '../../src/content/engine.js';
+import { WHOLE_READ_LIMIT, type CryptoEngine } from '../../src/content/engine.js';
 import { CipherFormatError, HEADER_BYTES, parseHeader, sealedSize, segmentRange } from '../../src/content/format.js';
 import { requireNativeAddon } from '../support/native.js';
 import { openSealed } from '../support/sealed.js';
@@ -147,5 +147,76 @@ for (const engine of ENGINES) {
       );
       assert.equal(Buffer.concat(received).length, 0);
     });
+
+    it('readWholeFile opens a small blob file whole into the given buffer, whatever its segment size', async (t) => {
+      const dir = tempDir(t, 'engine');
+      const key = randomBytes(32);
+      const cases = [
+        { size: 0, log2: 16 },
+        { size: 1, log2: 16 },
+        { size: 65536, log2: 16 },
+        { size: 300_001, log2: 16 },
+        { size: WHOLE_READ_LIMIT, log2: 16 },
+        // The smallest segments: the most stored bytes a whole read may take.
+        { size: WHOLE_READ_LIMIT, log2: 10 },
+        { size: 5000, log2: 24 },
+      ];
+      for (const { size, log2 } of cases) {
+        const plaintext = randomBytes(size);
+        const file = await sealedFile(engine, dir, `blob-${size}-${log2}`, key, plaintext, log2);
+        const out = Buffer.alloc(WHOLE_READ_LIMIT + 7, 0xee);
+        const opened = await engine.readWholeFile(file, size, key, out);
+        assert.equal(opened.buffer, out.buffer, `${size} bytes in 2^${log2}: read into the given buffer`);
+        assert.ok(opened.equals(plaintext), `${size} bytes in 2^${log2}`);
+      }
+    });
+
+    it('readWholeFile refuses a damaged segment, a wrong length, another header or key, and a missing file', async (t) => {
+      const dir = tempDir(t, 'engine');
+      const key = randomBytes(32);
+      const plaintext = randomBytes(3 * 65536 + 10);
+      const file = await sealedFile(engine, dir, 'blob', key, plaintext);
+      const stored = await readFile(file);
+      const damaged = async (name: string, bytes: Buffer, size = plaintext.length, withKey = key) => {
+        const out = Buffer.alloc(plaintext.length + 100);
+        await writeFile(path.join(dir, name), bytes);
+        await assert.rejects(engine.readWholeFile(path.join(dir, name), size, withKey, out), CipherFormatError, name);
+        assert.ok(!out.includes(plaintext.subarray(0, 64)), `${name}: nothing of the plaintext is left in the buffer`);
+      };
+      const flipped = Buffer.from(stored);
+      flipped[HEADER_BYTES + 65536 + 16 + 10] ^= 1; // inside segment 1
+      await damaged('flipped', flipped);
+      await damaged('cut', stored.subarray(0, stored.length - 1));
+      await damaged('lengthened', Buffer.concat([stored, Buffer.alloc(1)]));
+      await damaged('smaller size', stored, plaintext.length - 1);
+      await damaged('other magic', Buffer.concat([Buffer.from('XXXX'), stored.subarray(4)]));
+      await damaged('empty', Buffer.alloc(0));
+      await damaged('other key', stored, plaintext.length, randomBytes(32));
+      await assert.rejects(engine.readWholeFile(path.join(dir, 'missing'), 10, key, Buffer.alloc(10)), { code: 'ENOENT' });
+    });
   });
+}
+
+/** `plaintext` sealed by the engine into a new file of `dir`: its path. */
+async function sealedFile(
+  engine: CryptoEngine,
+  dir: string,
+  name: string,
+  key: Buffer,
+  plaintext: Buffer,
+  segmentLog2?: number,
+): Promise<string> {
+  const file = path.join(dir, name);
+  const fd = openSync(file, 'w');
+  try {
+    await engine.sealIntoFile(
+      Readable.from([plaintext]),
+      key,
+      { fd, wrote: noLimit },
+      { sourceOwnsChunks: false, checkInput: noLimit, segmentLog2 },
+    );
+  } finally {
+    closeSync(fd);
+  }
+  return file;
 }

@@ -242,6 +242,10 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
+  filePath(key: string): string {
+    return this.pathOf(key);
+  }
+
   async get(key: string, range?: ByteRange): Promise<Readable> {
     const handle = await this.openFile(key);
     return handle.createReadStream({ start: range?.start, end: range?.end, highWaterMark: READ_HIGH_WATER_MARK });

@@ -125,6 +125,10 @@ export class S3BlobStore implements BlobStore {
     throw new NotLocalFilesError(this.kind);
   }
 
+  filePath(): string {
+    throw new NotLocalFilesError(this.kind);
+  }
+
   async get(key: string, range?: ByteRange): Promise<Readable> {
     try {
       const result = await this.client.send(

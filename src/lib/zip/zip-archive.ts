@@ -40,6 +40,11 @@ export type OpenEntry = (index: number, start: number, end: number, downstream: 
 export interface Downstream {
   readonly writableLength: number;
   readonly destroyed: boolean;
+  /**
+   * Whether entry `index`'s content up to `end` (exclusive) is written out: its memory may then be
+   * reused. False while that cannot be known (destroyed).
+   */
+  isWrittenOut(index: number, end: number): boolean;
 }
 export type EntryContent = (AsyncIterable<Buffer> | Iterable<Buffer>) & { destroy?: () => void };
 
@@ -73,6 +78,8 @@ export function layoutZip(entries: ZipEntry[]): ZipLayout {
 export function zipRange(layout: ZipLayout, start: number, end: number, open: OpenEntry): Readable {
   if (!(start >= 0 && start <= end && end <= layout.length)) throw new RangeError(`${start}–${end} is not a range of the archive`);
   let destination: NodeJS.WritableStream & { writableLength?: number; destroyed?: boolean };
+  // Bytes of the range pushed into `out`, counted once the push is over (an under-count at most).
+  let pushed = 0;
   const downstream: Downstream = {
     get writableLength() {
       return out.readableLength + (destination?.writableLength ?? 0);
@@ -80,11 +87,20 @@ export function zipRange(layout: ZipLayout, start: number, end: number, open: Op
     get destroyed() {
       return out.destroyed || destination === undefined || destination.destroyed === true || destination.writableLength === undefined;
     },
+    isWrittenOut(index, contentEnd) {
+      if (downstream.destroyed) return false;
+      const writtenOut = start + pushed - downstream.writableLength;
+      return layout.offsets[index] + localHeaderLength(layout.entries[index]) + contentEnd <= writtenOut;
+    },
   };
-  const out = Readable.from(
-    archiveParts(layout, start, end, (i, from, to) => open(i, from, to, downstream)),
-    { objectMode: false },
-  );
+  async function* counted(): AsyncGenerator<Buffer> {
+    for await (const part of archiveParts(layout, start, end, (i, from, to) => open(i, from, to, downstream))) {
+      yield part;
+      // Resumed by Readable.from's next read, after it pushed the part.
+      pushed += part.length;
+    }
+  }
+  const out = Readable.from(counted(), { objectMode: false });
   const pipe = out.pipe.bind(out);
   out.pipe = <T extends NodeJS.WritableStream>(to: T, options?: { end?: boolean }): T => {
     destination = to;

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { AppContext } from '../../context.js';
+import { WHOLE_READ_LIMIT, type VersionContent } from '../../content/index.js';
 import { openChildKey } from '../../crypto/keyring.js';
 import { AppError } from '../../errors.js';
 import type { Sendable } from '../../lib/sendable.js';
-import { entryName, layoutZip, zipRange, type OpenEntry } from '../../lib/zip/zip-archive.js';
+import { entryName, layoutZip, zipRange, type Downstream, type EntryContent, type OpenEntry } from '../../lib/zip/zip-archive.js';
 import type { ZipEntry } from '../../lib/zip/zip-records.js';
+import { EntryBuffers } from './entry-buffers.js';
 import { recordCrc32, stillLive, type ArchiveFileRow, type ArchiveFolderRow } from './archives.repository.js';
 
 /**
@@ -128,7 +130,8 @@ async function fillMissingCrcs(ctx: AppContext, files: ArchiveFileRow[], dataKey
  * Opens entries' contents for zipRange. Before each file it checks (a batch ahead, and again once
  * a second has passed, also between the chunks of a long one) that the files are still live: a
  * file or folder deleted while the archive streams fails the stream, which cuts the connection
- * rather than ending an archive that would look whole.
+ * rather than ending an archive that would look whole. A small entry wanted whole is read whole,
+ * in one step, into a buffer reused once it is written out; the others stream.
  */
 function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKeyOf): OpenEntry {
   let checkedUntil = 0;
@@ -139,6 +142,7 @@ function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKe
     if (ids.some((id) => !live.has(id))) throw new AppError('ARCHIVE_ITEM_GONE');
   };
   const stale = () => Date.now() - checkedAt > LIVENESS_INTERVAL_MS;
+  const buffers = new EntryBuffers();
   return async (index, start, end, downstream) => {
     const file = planned[index].file!;
     if (index >= checkedUntil || stale()) {
@@ -146,37 +150,52 @@ function entryOpener(ctx: AppContext, planned: PlannedEntry[], dataKeyOf: DataKe
       await check(batch);
       checkedUntil = index + LIVENESS_BATCH;
     }
-    const whole = start === 0 && end === Number(file.size);
     const version = { blobId: file.blob_id, size: Number(file.size), dataKey: await dataKeyOf(file) };
-    // What the archive holds downstream, and the chunk between the content stream and the archive's.
-    let inFlight = 0;
-    const sink = {
-      get writableLength() {
-        return downstream.writableLength + inFlight;
-      },
-      get destroyed() {
-        return downstream.destroyed;
-      },
-    };
-    const { stream } = await ctx.content.open(version, whole ? undefined : { start, end: end - 1 }, { downstream: sink });
-    // Opened ahead of its turn (zipRange's lookahead), it may fail before anyone reads it: the
-    // failure then waits in the stream for its reader instead of going unhandled.
-    stream.on('error', () => {});
-    // Start its first read now: opened ahead, it is then ready when its turn comes.
-    stream.read(0);
-    const checked = (async function* () {
-      try {
-        for await (const chunk of stream) {
-          inFlight = (chunk as Buffer).length;
-          if (stale()) await check([file.id]);
-          yield chunk as Buffer;
-          // Resumed once the archive's stream has taken the chunk (its buffer, or its destination's).
-          inFlight = 0;
-        }
-      } finally {
-        stream.destroy();
-      }
-    })();
-    return Object.assign(checked, { destroy: () => stream.destroy() });
+    if (start === 0 && end === version.size && version.size <= WHOLE_READ_LIMIT)
+      return [await ctx.content.readWhole(version, buffers.take(index, version.size, downstream))];
+    return streamedEntry(ctx, version, { start, end }, downstream, async () => {
+      if (stale()) await check([file.id]);
+    });
   };
+}
+
+/** Bytes [start, end) of a version as a stream, `checkLive` awaited before each chunk goes on. */
+async function streamedEntry(
+  ctx: AppContext,
+  version: VersionContent,
+  { start, end }: { start: number; end: number },
+  downstream: Downstream,
+  checkLive: () => Promise<void>,
+): Promise<EntryContent> {
+  const whole = start === 0 && end === version.size;
+  // What the archive holds downstream, and the chunk between the content stream and the archive's.
+  let inFlight = 0;
+  const sink = {
+    get writableLength() {
+      return downstream.writableLength + inFlight;
+    },
+    get destroyed() {
+      return downstream.destroyed;
+    },
+  };
+  const { stream } = await ctx.content.open(version, whole ? undefined : { start, end: end - 1 }, { downstream: sink });
+  // Opened ahead of its turn (zipRange's lookahead), it may fail before anyone reads it: the
+  // failure then waits in the stream for its reader instead of going unhandled.
+  stream.on('error', () => {});
+  // Start its first read now: opened ahead, it is then ready when its turn comes.
+  stream.read(0);
+  const checked = (async function* () {
+    try {
+      for await (const chunk of stream) {
+        inFlight = (chunk as Buffer).length;
+        await checkLive();
+        yield chunk as Buffer;
+        // Resumed once the archive's stream has taken the chunk (its buffer, or its destination's).
+        inFlight = 0;
+      }
+    } finally {
+      stream.destroy();
+    }
+  })();
+  return Object.assign(checked, { destroy: () => stream.destroy() });
 }

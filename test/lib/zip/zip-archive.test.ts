@@ -5,11 +5,12 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { entryName, layoutZip, zipRange, type OpenEntry } from '../../../src/lib/zip/zip-archive.js';
-import { MAX_32, centralHeader, localHeader, type ZipEntry } from '../../../src/lib/zip/zip-records.js';
+import { entryName, layoutZip, zipRange, type Downstream, type OpenEntry } from '../../../src/lib/zip/zip-archive.js';
+import { MAX_32, centralHeader, localHeader, localHeaderLength, type ZipEntry } from '../../../src/lib/zip/zip-records.js';
 import { tempDir } from '../../support/disk.js';
 import { requireTool } from '../../support/dav-clients.js';
 import { checkZipWithTools } from '../../support/zip-tools.js';
@@ -89,6 +90,47 @@ describe('zip archives', () => {
     const ahead = [...opened].filter((i) => i > 2);
     assert.ok(ahead.length > 0, 'later entries were opened ahead');
     assert.deepEqual(ahead.sort(), [...destroyed].sort(), 'every one opened ahead and left unread is destroyed');
+  });
+
+  it("tells an entry's content written out only once the destination has let go of its last byte", async () => {
+    const items: Item[] = Array.from({ length: 6 }, (_, i) => ({ segments: [`f${i}.bin`], content: randomBytes(10_000) }));
+    const { entries } = archiveOf(items);
+    const layout = layoutZip(entries);
+    const contentEnd = (i: number) => layout.offsets[i] + localHeaderLength(entries[i]) + entries[i].size;
+    let downstream: Downstream | undefined;
+    const open: OpenEntry = async (index, start, end, given) => {
+      downstream = given;
+      return [items[index].content!.subarray(start, end)];
+    };
+    // A destination that lets go of each write only when the test says so.
+    const held: (() => void)[] = [];
+    let letGo = 0;
+    const destination = new Writable({
+      highWaterMark: 1,
+      write(chunk: Buffer, _encoding, callback) {
+        held.push(() => {
+          letGo += chunk.length;
+          callback();
+        });
+      },
+    });
+    zipRange(layout, 0, layout.length, open).pipe(destination);
+    const told = new Set<number>();
+    for (let turn = 0; turn < 1000 && !destination.writableFinished; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      entries.forEach((entry, i) => {
+        if (!downstream?.isWrittenOut(i, entry.size)) return;
+        assert.ok(letGo >= contentEnd(i), `entry ${i} told written out with ${letGo} bytes let go, its content ending at ${contentEnd(i)}`);
+        told.add(i);
+      });
+      held.shift()?.();
+    }
+    assert.ok(destination.writableFinished, 'the archive was written whole');
+    assert.deepEqual([...told].sort(), [0, 1, 2, 3, 4, 5], 'each entry was told written out once it was');
+    // Read without a destination, nothing is ever known written out.
+    const unpiped = await buffer(zipRange(layout, 0, layout.length, open));
+    assert.equal(unpiped.length, layout.length);
+    assert.equal(downstream!.isWrittenOut(0, entries[0].size), false);
   });
 
   it('any byte range is the same bytes as in the whole archive, wherever it starts and ends', async () => {
