@@ -23,6 +23,10 @@
  *          segment into `out` and closes the file. Apart, these steps were five trips through the
  *          threadpool (open, header, length, segments, close), each waking a pool thread and then
  *          the event loop. Rejects as readOpen does (a missing file: code ENOENT).
+ *   openWhole(stored, plainSize, key, out) -> number: the same opening of a whole stored stream
+ *          already in memory (a blob kept in the database), on the calling thread, with no cipher
+ *          context left behind for the collector (one per small blob piled up in native memory).
+ *          Throws with code ERR_CIPHER_FORMAT as readWhole rejects.
  * Each job has its own cipher context, so jobs of one stream may run on several pool threads at
  * once. The caller keeps the descriptor open and the buffers untouched until the promise settles.
  */
@@ -137,6 +141,23 @@ static int valid_header(const uint8_t *header) {
   return memcmp(header, "CFRS", 4) == 0 && header[4] == 1 && header[5] >= 10 && header[5] <= 24 && header[6] == 0 && header[7] == 0 && header[8] == 0;
 }
 
+/* Opens a whole stored stream of job->plain_size plaintext bytes, `stored` bytes of it in job->staging: header, length, every segment. */
+static void open_whole(struct read_open_job *job, size_t stored) {
+  if (stored < HEADER_BYTES || !valid_header(job->staging)) {
+    job->format_error = "invalid header";
+    return;
+  }
+  memcpy(job->header, job->staging, HEADER_BYTES);
+  size_t segment_size = (size_t)1 << job->header[5];
+  size_t segments = job->plain_size == 0 ? 1 : (job->plain_size + segment_size - 1) / segment_size;
+  if (stored != HEADER_BYTES + job->plain_size + segments * TAG_BYTES) {
+    job->format_error = "stored stream is shorter or longer than expected";
+    return;
+  }
+  job->final_index = (uint32_t)(segments - 1);
+  open_segments(job, job->staging + HEADER_BYTES, stored - HEADER_BYTES, 0);
+}
+
 static void read_whole(napi_env env, void *data) {
   (void)env;
   struct read_open_job *job = data;
@@ -157,20 +178,7 @@ static void read_whole(napi_env env, void *data) {
     got = read_at(job, fd, job->staging, (size_t)info.st_size, 0);
   }
   close(fd);
-  if (got < 0) return;
-  if (got < HEADER_BYTES || !valid_header(job->staging)) {
-    job->format_error = "invalid header";
-    return;
-  }
-  memcpy(job->header, job->staging, HEADER_BYTES);
-  size_t segment_size = (size_t)1 << job->header[5];
-  size_t segments = job->plain_size == 0 ? 1 : (job->plain_size + segment_size - 1) / segment_size;
-  if ((size_t)got != HEADER_BYTES + job->plain_size + segments * TAG_BYTES) {
-    job->format_error = "stored stream is shorter or longer than expected";
-    return;
-  }
-  job->final_index = (uint32_t)(segments - 1);
-  open_segments(job, job->staging + HEADER_BYTES, (size_t)got - HEADER_BYTES, 0);
+  if (got >= 0) open_whole(job, (size_t)got);
 }
 
 static void free_job(napi_env env, struct read_open_job *job) {
@@ -273,6 +281,36 @@ static napi_value read_whole_call(napi_env env, napi_callback_info info) {
   return queue_job(env, job, argv[3], argv[4], "coffre:readWhole", read_whole);
 }
 
+/* openWhole(stored, plainSize, key, out): readWhole's opening of bytes already in memory, on the calling thread. */
+static napi_value open_whole_call(napi_env env, napi_callback_info info) {
+  size_t argc = 4, key_length;
+  napi_value argv[4], result;
+  uint8_t *key;
+  double plain_size;
+  struct read_open_job job = {0};
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 || !bytes_arg(env, argv[0], &job.staging, &job.stored_bytes, 0) ||
+      napi_get_value_double(env, argv[1], &plain_size) != napi_ok || !bytes_arg(env, argv[2], &key, &key_length, KEY_BYTES) ||
+      !bytes_arg(env, argv[3], &job.out, &job.out_length, 0)) {
+    napi_throw_type_error(env, NULL, "openWhole(stored, plainSize, 32-byte key, out)");
+    return NULL;
+  }
+  if (plain_size < 0 || plain_size > (double)job.out_length || job.stored_bytes > INT32_MAX) {
+    napi_throw_range_error(env, NULL, "openWhole: the plaintext size is out of range or the output too small");
+    return NULL;
+  }
+  job.plain_size = (size_t)plain_size;
+  memcpy(job.key, key, KEY_BYTES);
+  open_whole(&job, job.stored_bytes);
+  OPENSSL_cleanse(job.key, KEY_BYTES);
+  if (job.format_error) {
+    napi_throw(env, coded_error(env, "ERR_CIPHER_FORMAT", job.format_error));
+    return NULL;
+  }
+  napi_create_double(env, (double)job.opened, &result);
+  return result;
+}
+
 int register_read_open(napi_env env, napi_value exports) {
-  return export_function(env, exports, "readOpen", read_open_call) && export_function(env, exports, "readWhole", read_whole_call);
+  return export_function(env, exports, "readOpen", read_open_call) && export_function(env, exports, "readWhole", read_whole_call) &&
+         export_function(env, exports, "openWhole", open_whole_call);
 }

@@ -5,7 +5,7 @@ import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blobs/blob
 import { blobContent, storedSizeOf } from '../blobs/blobs.repository.js';
 import type { Db } from '../db/database.js';
 import { CodecStream } from './codec-stream.js';
-import { Opener, RangeOpener, openWhole } from './codecs.js';
+import { Opener, RangeOpener } from './codecs.js';
 import { WHOLE_READ_LIMIT, type CryptoEngine } from './engine.js';
 import { CipherFormatError, HEADER_BYTES, parseHeader, sealedSize, segmentRange } from './format.js';
 import { FileDecryptStream, type Sink } from './file-decrypt-stream.js';
@@ -100,8 +100,8 @@ export async function readWhole({ db, blobs, engine }: ReadParts, version: Versi
   const { blobId, size, dataKey } = version;
   if (size > WHOLE_READ_LIMIT) throw new RangeError(`whole reads are of at most ${WHOLE_READ_LIMIT} bytes`);
   const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
-  if (inline) return openWhole(engine.aead(dataKey), inline, size, out);
-  if (!blobs.localFiles) return openWhole(engine.aead(dataKey), await readAll(await blobs.get(blobId)), size, out);
+  if (inline) return engine.openWhole(inline, size, dataKey, out);
+  if (!blobs.localFiles) return engine.openWhole(await readAll(await blobs.get(blobId)), size, dataKey, out);
   return engine.readWholeFile(blobs.filePath(blobId), size, dataKey, out).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new BlobNotFoundError(blobId) : error;
   });

@@ -91,6 +91,11 @@ export interface CryptoEngine {
    */
   readWholeFile(path: string, size: number, dataKey: Buffer, out: Buffer): Promise<Buffer>;
   /**
+   * A whole stored stream already in memory (`size` plaintext bytes) opened into `out` as
+   * `readWholeFile` opens a file's, on the calling thread; throws as it rejects.
+   */
+  openWhole(stored: Buffer, size: number, dataKey: Buffer, out: Buffer): Buffer;
+  /**
    * A SHA-256 whose state can be saved and carried on from, by either engine (a resumable
    * upload's, sha256-midstate.ts), new or from a midstate.
    */

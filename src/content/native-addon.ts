@@ -28,6 +28,8 @@ export interface NativeAddon {
   ): Promise<number>;
   /** A small blob file opened, read, opened (decrypted) and closed as one threadpool job (native/read-open.c; see native-engine.ts). */
   readWhole(path: string, plainSize: number, key: Buffer, staging: Buffer, out: Buffer): Promise<number>;
+  /** readWhole's opening of a whole stored stream already in memory, on the calling thread (native/read-open.c). */
+  openWhole(stored: Buffer, plainSize: number, key: Buffer, out: Buffer): number;
   /** A run of segments sealed and written into a blob file as one threadpool job, and SHA-256 on the threadpool (native/seal-write.c; see file-encrypt-stream.ts). */
   sealWrite(
     fd: number,

@@ -48,6 +48,15 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
 
     openFile: (file, dataKey, header, range) => new FileDecryptStream(addon, file, dataKey, header, range),
 
+    openWhole(stored, size, dataKey, out) {
+      assertDataKey(dataKey);
+      try {
+        return out.subarray(0, addon.openWhole(stored, size, dataKey, out));
+      } catch (error) {
+        throw cipherFormatOf(error);
+      }
+    },
+
     async readWholeFile(path, size, dataKey, out) {
       assertDataKey(dataKey);
       if (size > WHOLE_READ_LIMIT) throw new RangeError(`whole reads are of at most ${WHOLE_READ_LIMIT} bytes`);
@@ -55,7 +64,7 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
       try {
         return out.subarray(0, await addon.readWhole(path, size, dataKey, staging, out));
       } catch (error) {
-        throw (error as { code?: string }).code === 'ERR_CIPHER_FORMAT' ? new CipherFormatError((error as Error).message) : error;
+        throw cipherFormatOf(error);
       } finally {
         wholeStaging.give([staging]);
       }
@@ -78,4 +87,9 @@ function nativeAead(addon: NativeAddon, key: Buffer): SegmentAead {
 /** Resolves once a stream has closed, whether it failed or not. */
 function closed(stream: Writable | Readable): Promise<void> {
   return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
+}
+
+/** The addon's format failures (code ERR_CIPHER_FORMAT) as the CipherFormatError the content core knows. */
+function cipherFormatOf(error: unknown): unknown {
+  return (error as { code?: string }).code === 'ERR_CIPHER_FORMAT' ? new CipherFormatError((error as Error).message) : error;
 }

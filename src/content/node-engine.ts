@@ -49,6 +49,8 @@ export const nodeEngine: CryptoEngine = {
     return opened;
   },
 
+  openWhole: (stored, size, dataKey, out) => openWhole(nodeAead(dataKey), stored, size, out),
+
   async readWholeFile(path, size, dataKey, out) {
     const file = await open(path, 'r');
     try {

@@ -148,7 +148,7 @@ for (const engine of ENGINES) {
       assert.equal(Buffer.concat(received).length, 0);
     });
 
-    it('readWholeFile opens a small blob file whole into the given buffer, whatever its segment size', async (t) => {
+    it('readWholeFile and openWhole open a small stored stream whole into the given buffer, whatever its segment size', async (t) => {
       const dir = tempDir(t, 'engine');
       const key = randomBytes(32);
       const cases = [
@@ -168,10 +168,12 @@ for (const engine of ENGINES) {
         const opened = await engine.readWholeFile(file, size, key, out);
         assert.equal(opened.buffer, out.buffer, `${size} bytes in 2^${log2}: read into the given buffer`);
         assert.ok(opened.equals(plaintext), `${size} bytes in 2^${log2}`);
+        const inMemory = engine.openWhole(await readFile(file), size, key, Buffer.alloc(size + 3));
+        assert.ok(inMemory.equals(plaintext), `${size} bytes in 2^${log2}, opened in memory`);
       }
     });
 
-    it('readWholeFile refuses a damaged segment, a wrong length, another header or key, and a missing file', async (t) => {
+    it('readWholeFile and openWhole refuse a damaged segment, a wrong length, another header or key; a missing file is ENOENT', async (t) => {
       const dir = tempDir(t, 'engine');
       const key = randomBytes(32);
       const plaintext = randomBytes(3 * 65536 + 10);
@@ -182,6 +184,8 @@ for (const engine of ENGINES) {
         await writeFile(path.join(dir, name), bytes);
         await assert.rejects(engine.readWholeFile(path.join(dir, name), size, withKey, out), CipherFormatError, name);
         assert.ok(!out.includes(plaintext.subarray(0, 64)), `${name}: nothing of the plaintext is left in the buffer`);
+        assert.throws(() => engine.openWhole(bytes, size, withKey, out), CipherFormatError, `${name}, in memory`);
+        assert.ok(!out.includes(plaintext.subarray(0, 64)), `${name}, in memory: nothing of the plaintext is left`);
       };
       const flipped = Buffer.from(stored);
       flipped[HEADER_BYTES + 65536 + 16 + 10] ^= 1; // inside segment 1
