@@ -226,9 +226,11 @@ async function* exactly(content: EntryContent, bytes: number, index: number): As
  * backslash in it, empty) has those characters replaced, whatever the names' own rules allow.
  */
 export function entryName(segments: string[], folder: boolean): Buffer {
-  const safe = segments.map((segment) => {
-    const replaced = segment.replace(/[/\\\0]/g, '_');
-    return replaced === '' || replaced === '.' || replaced === '..' ? replaced.replace(/\./g, '_') || '_' : replaced;
-  });
-  return Buffer.from(safe.join('/') + (folder ? '/' : ''), 'utf8');
+  return Buffer.from(segments.map(safeSegment).join('/') + (folder ? '/' : ''), 'utf8');
+}
+
+/** One name of an entry's path made safe to extract (see entryName). */
+export function safeSegment(segment: string): string {
+  const replaced = segment.replace(/[/\\\0]/g, '_');
+  return replaced === '' || replaced === '.' || replaced === '..' ? replaced.replace(/\./g, '_') || '_' : replaced;
 }

@@ -14,17 +14,29 @@ export interface ArchiveFolderRow {
   updated_at: string;
 }
 
-/** A live file of an archive with its current version: what its entry and its content need. */
+/**
+ * A live file of an archive with its current version: what its entry needs. What opens its
+ * content is read as the archive streams (`liveVersionContents`): an archive of many files holds
+ * only this much of each meanwhile.
+ */
 export interface ArchiveFileRow {
   id: string;
   folder_id: string;
   name: string;
-  key_wrapped: string;
   updated_at: string;
   version_id: string;
-  blob_id: string;
   size: number;
   crc32: number | null;
+}
+
+/** Where a version's content is, its size, and the wraps of the keys that open it. */
+export interface VersionContentRow {
+  version_id: string;
+  size: number;
+  file_id: string;
+  folder_id: string;
+  key_wrapped: string;
+  blob_id: string;
   data_key_wrapped: string;
 }
 
@@ -66,8 +78,7 @@ export function liveFilesById(db: DbOrTrx, fileIds: string[]): Promise<ArchiveFi
 function liveFilesWhere(db: DbOrTrx, column: ReturnType<typeof sql.ref>, ids: string[]): Promise<ArchiveFileRow[]> {
   return inChunks(ids, async (chunk) => {
     const result = await sql<ArchiveFileRow>`
-      select f.id, f.folder_id, f.name, f.key_wrapped, f.updated_at,
-        v.id as version_id, v.blob_id, v.size, v.crc32, v.data_key_wrapped
+      select f.id, f.folder_id, f.name, f.updated_at, v.id as version_id, v.size, v.crc32
       from files f join file_versions v on v.id = f.current_version_id
       where ${column} in (${sql.join(chunk)}) and f.trash_batch = ''
     `.execute(db);
@@ -75,12 +86,16 @@ function liveFilesWhere(db: DbOrTrx, column: ReturnType<typeof sql.ref>, ids: st
   });
 }
 
-/** Which of `fileIds` are still live (an archive streaming them checks as it goes: one trashed cuts it). */
-export async function stillLive(db: DbOrTrx, fileIds: string[]): Promise<Set<string>> {
-  const rows = await inChunks(fileIds, (chunk) =>
-    db.selectFrom('files').select('id').where('id', 'in', chunk).where('trash_batch', '=', '').execute(),
-  );
-  return new Set(rows.map((r) => r.id));
+/** The versions among `versionIds` whose files are live (in the trash: left out), with what opens them. */
+export function liveVersionContents(db: DbOrTrx, versionIds: string[]): Promise<VersionContentRow[]> {
+  return inChunks(versionIds, async (chunk) => {
+    const result = await sql<VersionContentRow>`
+      select v.id as version_id, v.size, f.id as file_id, f.folder_id, f.key_wrapped, v.blob_id, v.data_key_wrapped
+      from file_versions v join files f on f.id = v.file_id
+      where v.id in (${sql.join(chunk)}) and f.trash_batch = ''
+    `.execute(db);
+    return result.rows;
+  });
 }
 
 export function filesByIds(db: DbOrTrx, ids: string[]): Promise<FileRow[]> {
