@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { crc32 } from 'node:zlib';
@@ -10,6 +11,7 @@ import { DIALECTS, build, signUp, type TestUser } from '../../helper.js';
 import { tempDir } from '../../support/disk.js';
 import { assertError } from '../../support/errors.js';
 import { putFile, rootFolderId, unknownId } from '../../support/files.js';
+import { listen } from '../../support/raw-http.js';
 import { assertStatus, mkdir } from '../../support/folders.js';
 import { checkZipWithTools, unzipInto } from '../../support/zip-tools.js';
 import type { FastifyInstance } from 'fastify';
@@ -208,3 +210,43 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+/** GET through a real socket, read slowly (a pause every few chunks), so the archive waits on its destination. */
+function slowDownload(url: string, token: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (chunks.length % 4 === 0) {
+            res.pause();
+            setTimeout(() => res.resume(), 3);
+          }
+        });
+        res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`answered ${res.statusCode}`))));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+describe('folder zips through a socket', () => {
+  it('entries read whole into buffers lent again once written out arrive intact to a slow reader', TOOLS, async (t) => {
+    const { app } = await build(t, DIALECTS[0]);
+    const owner = await signUp(app);
+    const folder = await mkdir(owner, 'Many');
+    const contents = new Map<string, Buffer>();
+    // Over 64 KiB each (so each is lent a shared buffer), and more of them than are lent at once.
+    for (let i = 0; i < 30; i++) {
+      const content = randomBytes(70_000 + i * 9_000);
+      contents.set(`f${i}.bin`, content);
+      await putFile(app, owner, folder, `f${i}.bin`, content);
+    }
+    const port = await listen(app);
+    const zip = await slowDownload(`http://127.0.0.1:${port}/api/folders/download/${folder}`, owner.token);
+    const out = await checkedExtraction(t, zip);
+    if (!out) return;
+    for (const [name, content] of contents) assert.ok(fs.readFileSync(path.join(out, 'Many', name)).equals(content), name);
+  });
+});
