@@ -1,13 +1,6 @@
 import { Readable } from 'node:stream';
-import {
-  centralHeader,
-  centralHeaderLength,
-  endRecords,
-  endRecordsLength,
-  localHeader,
-  localHeaderLength,
-  type ZipEntry,
-} from './zip-records.js';
+import { centralHeaderLength, endRecords, endRecordsLength, localHeader, localHeaderLength, writeCentralHeader } from './zip-records.js';
+import type { ZipEntries } from './zip-entry-list.js';
 
 /**
  * A zip archive of stored entries laid out before its first byte (zip-records.ts): its length, so
@@ -16,7 +9,7 @@ import {
  * they stream and cannot start in the middle; the records are few and written here instead.
  */
 export interface ZipLayout {
-  entries: ZipEntry[];
+  entries: ZipEntries;
   /** Where each entry's local header starts; its content follows the header. */
   offsets: Float64Array;
   directoryOffset: number;
@@ -56,16 +49,17 @@ const LOOKAHEAD = 4;
 /** Central directory bytes gathered before one chunk is sent. */
 const DIRECTORY_CHUNK = 64 * 1024;
 
-export function layoutZip(entries: ZipEntry[]): ZipLayout {
+export function layoutZip(entries: ZipEntries): ZipLayout {
   const offsets = new Float64Array(entries.length);
   let at = 0;
-  entries.forEach((entry, i) => {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries.at(i)!;
     offsets[i] = at;
     at += localHeaderLength(entry) + entry.size;
-  });
+  }
   const directoryOffset = at;
   let directoryLength = 0;
-  entries.forEach((entry, i) => (directoryLength += centralHeaderLength(entry, offsets[i])));
+  for (let i = 0; i < entries.length; i++) directoryLength += centralHeaderLength(entries.at(i)!, offsets[i]);
   const length = directoryOffset + directoryLength + endRecordsLength(entries.length, directoryOffset, directoryLength);
   return { entries, offsets, directoryOffset, directoryLength, length };
 }
@@ -90,7 +84,7 @@ export function zipRange(layout: ZipLayout, start: number, end: number, open: Op
     isWrittenOut(index, contentEnd) {
       if (downstream.destroyed) return false;
       const writtenOut = start + pushed - downstream.writableLength;
-      return layout.offsets[index] + localHeaderLength(layout.entries[index]) + contentEnd <= writtenOut;
+      return layout.offsets[index] + localHeaderLength(layout.entries.at(index)!) + contentEnd <= writtenOut;
     },
   };
   async function* counted(): AsyncGenerator<Buffer> {
@@ -137,8 +131,13 @@ async function* entriesPart(layout: ZipLayout, start: number, end: number, open:
     }
   };
   try {
+    let yieldedAt = performance.now();
     for (let i = entryAt(offsets, start); inRange(i); i++) {
-      yield* clip(localHeader(entries[i]), offsets[i], start, end);
+      if (performance.now() - yieldedAt > 10) {
+        await new Promise((resolve) => setImmediate(resolve));
+        yieldedAt = performance.now();
+      }
+      yield* clip(localHeader(entries.at(i)!), offsets[i], start, end);
       const span = contentSpan(layout, i, start, end);
       if (!span) continue;
       topUp();
@@ -154,9 +153,10 @@ async function* entriesPart(layout: ZipLayout, start: number, end: number, open:
 
 /** The part [from, to) of entry `index`'s content inside the range, or null when it has none there. */
 function contentSpan({ entries, offsets }: ZipLayout, index: number, start: number, end: number): { from: number; to: number } | null {
-  const dataStart = offsets[index] + localHeaderLength(entries[index]);
+  const entry = entries.at(index)!;
+  const dataStart = offsets[index] + localHeaderLength(entry);
   const from = Math.max(start, dataStart) - dataStart;
-  const to = Math.min(end, dataStart + entries[index].size) - dataStart;
+  const to = Math.min(end, dataStart + entry.size) - dataStart;
   return to > from ? { from, to } : null;
 }
 
@@ -164,28 +164,27 @@ function destroy(content: EntryContent): void {
   if ('destroy' in content && typeof content.destroy === 'function') content.destroy();
 }
 
-/** The central directory headers the range reaches, gathered into chunks. */
+/** The central directory headers the range reaches, written into chunks of about DIRECTORY_CHUNK bytes. */
 function* directoryPart({ entries, offsets, directoryOffset }: ZipLayout, start: number, end: number): Generator<Buffer> {
   let at = directoryOffset;
-  let gathered: Buffer[] = [];
-  let gatheredFrom = at;
-  let gatheredBytes = 0;
+  let chunk = Buffer.allocUnsafe(0);
+  let chunkFrom = at;
+  let used = 0;
   for (let i = 0; i < entries.length && at < end; i++) {
-    const length = centralHeaderLength(entries[i], offsets[i]);
+    const entry = entries.at(i)!;
+    const length = centralHeaderLength(entry, offsets[i]);
     if (at + length > start) {
-      if (gathered.length === 0) gatheredFrom = at;
-      const record = centralHeader(entries[i], offsets[i]);
-      gathered.push(record);
-      gatheredBytes += record.length;
+      if (used + length > chunk.length) {
+        if (used > 0) yield* clip(chunk.subarray(0, used), chunkFrom, start, end);
+        chunk = Buffer.allocUnsafe(Math.max(DIRECTORY_CHUNK, length));
+        chunkFrom = at;
+        used = 0;
+      }
+      used = writeCentralHeader(chunk, used, entry, offsets[i]);
     }
     at += length;
-    if (gatheredBytes >= DIRECTORY_CHUNK) {
-      yield* clip(Buffer.concat(gathered), gatheredFrom, start, end);
-      gathered = [];
-      gatheredBytes = 0;
-    }
   }
-  if (gathered.length > 0) yield* clip(Buffer.concat(gathered), gatheredFrom, start, end);
+  if (used > 0) yield* clip(chunk.subarray(0, used), chunkFrom, start, end);
 }
 
 /** The entry whose local header holds `position`, or the first after it (binary search). */

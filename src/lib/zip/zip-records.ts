@@ -58,7 +58,7 @@ export function centralHeaderLength(entry: ZipEntry, offset: number): number {
 }
 
 export function localHeader(entry: ZipEntry): Buffer {
-  const out = Buffer.alloc(localHeaderLength(entry));
+  const out = Buffer.allocUnsafe(localHeaderLength(entry)).fill(0);
   out.writeUInt32LE(LOCAL_HEADER, 0);
   out.writeUInt16LE(bigSize(entry) ? VERSION_ZIP64 : VERSION_DEFAULT, 4);
   out.writeUInt16LE(UTF8_FLAG, 6);
@@ -71,22 +71,30 @@ export function localHeader(entry: ZipEntry): Buffer {
 }
 
 export function centralHeader(entry: ZipEntry, offset: number): Buffer {
+  const out = Buffer.allocUnsafe(centralHeaderLength(entry, offset));
+  writeCentralHeader(out, 0, entry, offset);
+  return out;
+}
+
+/** Writes the central directory header of `entry` (placed at `offset`) into `out` at `at`; where it ends. */
+export function writeCentralHeader(out: Buffer, at: number, entry: ZipEntry, offset: number): number {
   const zip64 = zip64CentralFields(entry, offset);
-  const out = Buffer.alloc(centralHeaderLength(entry, offset));
-  out.writeUInt32LE(CENTRAL_HEADER, 0);
-  out.writeUInt16LE(MADE_BY, 4);
-  out.writeUInt16LE(zip64.length > 0 ? VERSION_ZIP64 : VERSION_DEFAULT, 6);
-  out.writeUInt16LE(UTF8_FLAG, 8);
-  out.writeUInt16LE(0, 10);
-  writeSharedFields(out, 12, entry, out.length - 46 - entry.name.length);
+  const end = at + centralHeaderLength(entry, offset);
+  out.fill(0, at, end);
+  out.writeUInt32LE(CENTRAL_HEADER, at);
+  out.writeUInt16LE(MADE_BY, at + 4);
+  out.writeUInt16LE(zip64.length > 0 ? VERSION_ZIP64 : VERSION_DEFAULT, at + 6);
+  out.writeUInt16LE(UTF8_FLAG, at + 8);
+  out.writeUInt16LE(0, at + 10);
+  writeSharedFields(out, at + 12, entry, end - at - 46 - entry.name.length);
   // Comment length, disk number start, internal attributes: 0 (offsets 32, 34, 36).
   const external = isFolder(entry) ? ((FOLDER_MODE << 16) | DOS_DIRECTORY) >>> 0 : (FILE_MODE << 16) >>> 0;
-  out.writeUInt32LE(external, 38);
-  out.writeUInt32LE(offset >= MAX_32 ? MAX_32 : offset, 42);
-  let at = 46 + entry.name.copy(out, 46);
-  at = writeTimestamp(out, at, entry.modifiedAt);
-  if (zip64.length > 0) writeZip64Extra(out, at, zip64);
-  return out;
+  out.writeUInt32LE(external, at + 38);
+  out.writeUInt32LE(offset >= MAX_32 ? MAX_32 : offset, at + 42);
+  let next = at + 46 + entry.name.copy(out, at + 46);
+  next = writeTimestamp(out, next, entry.modifiedAt);
+  if (zip64.length > 0) writeZip64Extra(out, next, zip64);
+  return end;
 }
 
 /** The central directory header's zip64 fields, in the spec's order: sizes when big, then the offset when past 4 GiB. */

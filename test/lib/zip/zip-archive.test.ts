@@ -69,6 +69,26 @@ describe('zip archives', () => {
     assert.equal(fs.statSync(path.join(out, 'top.txt')).mtime.getTime(), MODIFIED.getTime(), 'the modification time is kept');
   });
 
+  it('lets the event loop run while many entries whose contents are at hand stream', async () => {
+    const items: Item[] = Array.from({ length: 10_000 }, (_, i) => ({ segments: [`f${i}.bin`], content: Buffer.from([i & 0xff]) }));
+    const { entries, open } = archiveOf(items);
+    const layout = layoutZip(entries);
+    // Read with nothing but promises in between, such an archive would hold the loop until its end.
+    let turns = 0;
+    const tick = () => {
+      turns++;
+      immediate = setImmediate(tick);
+    };
+    let immediate = setImmediate(tick);
+    const started = performance.now();
+    const bytes = await buffer(zipRange(layout, 0, layout.length, open));
+    const took = performance.now() - started;
+    clearImmediate(immediate);
+    assert.equal(bytes.length, layout.length);
+    assert.ok(took >= 40, `streamed long enough to tell (${took.toFixed(0)} ms)`);
+    assert.ok(turns >= 2, `the loop turned ${turns} times in ${took.toFixed(0)} ms of streaming`);
+  });
+
   it('contents opened ahead of their turn are destroyed when the stream stops before them', async () => {
     const items: Item[] = Array.from({ length: 12 }, (_, i) => ({ segments: [`f${i}.bin`], content: randomBytes(10_000) }));
     const { entries } = archiveOf(items);

@@ -1,0 +1,30 @@
+// StringList (src/lib/string-list.ts): strings kept as UTF-8 bytes in blocks, read back exactly.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { StringList } from '../../src/lib/string-list.js';
+
+describe('StringList', () => {
+  it('gives back every string pushed, across blocks, whatever its length and characters', () => {
+    const list = new StringList();
+    const strings: string[] = [];
+    for (let i = 0; i < 10_000; i++) {
+      // Empty, ASCII, accented, beyond the BMP, and now and then longer than a block's first bytes.
+      const s = i % 997 === 0 ? 'x'.repeat(200_000 + i) : i % 3 === 0 ? '' : `n° ${i} 日本 😀`;
+      strings.push(s);
+      assert.equal(list.push(s), i, 'push returns the index');
+    }
+    assert.equal(list.length, strings.length);
+    strings.forEach((s, i) => {
+      assert.equal(list.at(i), s, `string ${i}`);
+      assert.deepEqual(list.bytesAt(i), Buffer.from(s, 'utf8'), `bytes of ${i}`);
+    });
+  });
+
+  it('keeps bytes pushed as a Buffer, and refuses an index it does not hold', () => {
+    const list = new StringList();
+    list.push(Buffer.from([0xe2, 0x82, 0xac]));
+    assert.equal(list.at(0), '€');
+    assert.throws(() => list.bytesAt(1), RangeError);
+    assert.throws(() => list.bytesAt(-1), RangeError);
+  });
+});
