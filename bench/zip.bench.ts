@@ -13,7 +13,20 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import { createFolder, type Subject } from './files.bench.js';
-import { GiB, LOAD_CORE, alternate, bodyPattern, makeFile, mbps, median, peakRss, resetPeakRss, timeDownload, type Row } from './lib.js';
+import {
+  GiB,
+  LOAD_CORE,
+  alternate,
+  bodyPattern,
+  currentRss,
+  makeFile,
+  mbps,
+  median,
+  peakRss,
+  resetPeakRss,
+  timeDownload,
+  type Row,
+} from './lib.js';
 
 export interface ZipOptions {
   work: string;
@@ -143,7 +156,12 @@ async function throughputRow(subject: Subject, options: ZipOptions): Promise<Row
 
 async function manyEntriesRow(subject: Subject, folder: string, files: number): Promise<Row> {
   const url = `${subject.base}/folders/download/${folder}`;
+  process.stderr.write(`RSS before the many-entry zip's warm-up: ${(currentRss(subject.pid) / MB).toFixed(0)} MB\n`);
+  resetPeakRss(subject.pid);
   const warm = curlTimed(url, subject.auth);
+  process.stderr.write(
+    `warm-up: peak ${(peakRss(subject.pid) / MB).toFixed(0)} MB, then ${(currentRss(subject.pid) / MB).toFixed(0)} MB\n`,
+  );
   if (warm.status !== 200) throw new Error(`the many-entry zip answered ${warm.status}`);
   resetPeakRss(subject.pid);
   const run = curlTimed(url, subject.auth);

@@ -155,38 +155,43 @@ export async function mayDownloadIn(
 /** What of a subtree a principal may download (see downloadableIn). */
 export interface Downloadable {
   folder(id: string): boolean;
-  file(file: { id: string; folder_id: string }): boolean;
+  /** Those of `files` (files of the subtrees, a page of them, say) the principal may download. */
+  files<T extends { id: string; folder_id: string }>(files: T[]): Promise<T[]>;
 }
 
 /**
- * What of the subtrees under `root` (`folders` parents first, `files` in them) the principal may
- * download: everything for the owner or a downloader of `root`; for another grantee, the folders
- * under a grant allowing downloads and what they hold, and the files granted to them on their own.
+ * What of the subtrees under `root` (`folders` parents first) the principal may download:
+ * everything for the owner or a downloader of `root`; for another grantee, the folders under a
+ * grant allowing downloads and what they hold, and the files granted to them on their own.
  */
 export async function downloadableIn(
   db: DbOrTrx,
   principal: Principal,
   root: Pick<FolderRow, 'id' | 'owner_id' | 'trash_batch'>,
   folders: { id: string; parent_id: string | null }[],
-  files: { id: string }[],
 ): Promise<Downloadable> {
-  if (await mayActOnFolder(db, principal, root, 'download')) return { folder: () => true, file: () => true };
+  if (await mayActOnFolder(db, principal, root, 'download')) return { folder: () => true, files: async (files) => files };
   const grants = new Map(
     await inChunks(
       folders.map((f) => f.id),
       async (ids) => [...(await grantsOnFolders(db, principal.userId, ids))],
     ),
   );
-  const granted = new Set(
-    await inChunks(
-      files.map((f) => f.id),
-      async (ids) => [...(await filesGrantedForDownload(db, principal.userId, ids))],
-    ),
-  );
   const covered = new Set<string>();
   for (const folder of folders)
     if (grants.get(folder.id)?.download || (folder.parent_id !== null && covered.has(folder.parent_id))) covered.add(folder.id);
-  return { folder: (id) => covered.has(id), file: (file) => covered.has(file.folder_id) || granted.has(file.id) };
+  return {
+    folder: (id) => covered.has(id),
+    files: async (files) => {
+      const granted = new Set(
+        await inChunks(
+          files.filter((f) => !covered.has(f.folder_id)).map((f) => f.id),
+          async (ids) => [...(await filesGrantedForDownload(db, principal.userId, ids))],
+        ),
+      );
+      return files.filter((f) => covered.has(f.folder_id) || granted.has(f.id));
+    },
+  };
 }
 
 /**

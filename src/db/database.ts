@@ -213,6 +213,7 @@ function withRowBuilder(statement: SQLite.Statement): DriverStatement {
 function withStatementCache(database: SQLite.Database) {
   const cache = new Map<string, DriverStatement>();
   const prepare = (text: string) => withRowBuilder(database.prepare(text));
+  let mostRecent: string | undefined;
   return {
     close: () => {
       cache.clear();
@@ -222,13 +223,18 @@ function withStatementCache(database: SQLite.Database) {
       const cached = cache.get(text);
       if (cached) {
         if (cached.busy) return prepare(text);
-        // Re-inserting keeps the Map in least-recently-used order.
-        cache.delete(text);
-        cache.set(text, cached);
+        // Re-inserting keeps the Map in least-recently-used order. The most recent is left where
+        // it is: a loop running one query over and over would otherwise churn the Map's table.
+        if (text !== mostRecent) {
+          cache.delete(text);
+          cache.set(text, cached);
+          mostRecent = text;
+        }
         return cached;
       }
       const statement = prepare(text);
       cache.set(text, statement);
+      mostRecent = text;
       if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       return statement;
     },

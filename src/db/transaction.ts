@@ -27,3 +27,13 @@ export async function mutation<T>(db: Db, work: (trx: DbOrTrx) => Promise<T>): P
     }
   }
 }
+
+/**
+ * Runs reads in one transaction that sees the database as it was when the first of them ran, so
+ * that rows read in several statements (pages) agree with each other: PostgreSQL's repeatable
+ * read, and SQLite's every transaction (WAL mode). It holds a connection until `read` returns.
+ */
+export function inReadSnapshot<T>(db: DbOrTrx, read: (trx: DbOrTrx) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return read(db);
+  return (db as Db).transaction().setIsolationLevel('repeatable read').execute(read);
+}

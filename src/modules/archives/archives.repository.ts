@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/database.js';
 import { inChunks } from '../../db/in-chunks.js';
 import type { FileRow, FolderRow } from '../../db/schema.js';
@@ -55,35 +55,69 @@ export async function liveSubtrees(db: DbOrTrx, rootIds: string[]): Promise<Arch
   return result.rows.map(({ depth: _depth, ...row }) => row);
 }
 
-/** A folder's live subtree: its folders (itself first, parents first) and their live files. */
-export async function liveTree(db: DbOrTrx, rootId: string): Promise<{ folders: ArchiveFolderRow[]; files: ArchiveFileRow[] }> {
+/** A folder's live subtree: its folders (itself first, parents first), and their live files a page at a time. */
+export async function liveTree(db: DbOrTrx, rootId: string) {
   const folders = await liveSubtrees(db, [rootId]);
-  const files = await liveFilesIn(
-    db,
-    folders.map((f) => f.id),
-  );
-  return { folders, files };
+  return { folders, filePages: liveFilePages(db, { folderIds: folders.map((f) => f.id) }) };
 }
 
-/** The live files directly in `folderIds`, with their current versions. */
-export function liveFilesIn(db: DbOrTrx, folderIds: string[]): Promise<ArchiveFileRow[]> {
-  return liveFilesWhere(db, sql.ref('f.folder_id'), folderIds);
+/** Rows of files read per statement: few enough that a page dies young, once planned. */
+const FILE_PAGE = 1000;
+/** Ids bound in one `in (...)` list. */
+const ID_CHUNK = 500;
+
+/**
+ * The live files among `fileIds` and those directly in `folderIds`, with their current versions,
+ * a page at a time. Read them in one snapshot (inReadSnapshot): between two statements, a file
+ * renamed across a page's end would otherwise be read twice or not at all.
+ */
+export async function* liveFilePages(db: DbOrTrx, items: { fileIds?: string[]; folderIds?: string[] }, pageSize = FILE_PAGE) {
+  const { fileIds = [], folderIds = [] } = items;
+  for (let i = 0; i < fileIds.length; i += ID_CHUNK)
+    yield await liveFilesWhere(db, sql`f.id in (${sql.join(fileIds.slice(i, i + ID_CHUNK))}) order by f.name`);
+  yield* filesInFolders(db, folderIds, pageSize);
 }
 
-/** The live files among `fileIds`, with their current versions. */
-export function liveFilesById(db: DbOrTrx, fileIds: string[]): Promise<ArchiveFileRow[]> {
-  return liveFilesWhere(db, sql.ref('f.id'), fileIds);
+/**
+ * The live files of many folders: those of several folders in one statement, in (folder, name)
+ * order. When a page is full, the folders before its last one are read whole; the last one's
+ * other files follow by name (its unique live names resume the order), and the folders not in the
+ * page are read again.
+ */
+async function* filesInFolders(db: DbOrTrx, folderIds: string[], pageSize: number): AsyncGenerator<ArchiveFileRow[]> {
+  let pending = folderIds;
+  while (pending.length > 0) {
+    const chunk = pending.slice(0, ID_CHUNK);
+    const page = await liveFilesWhere(db, sql`f.folder_id in (${sql.join(chunk)}) order by f.folder_id, f.name limit ${pageSize}`);
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) {
+      pending = pending.slice(ID_CHUNK);
+      continue;
+    }
+    const last = page.at(-1)!;
+    const read = new Set(page.map((file) => file.folder_id));
+    pending = pending.filter((id) => !read.has(id));
+    yield* restOfFolder(db, last.folder_id, last.name, pageSize);
+  }
 }
 
-function liveFilesWhere(db: DbOrTrx, column: ReturnType<typeof sql.ref>, ids: string[]): Promise<ArchiveFileRow[]> {
-  return inChunks(ids, async (chunk) => {
-    const result = await sql<ArchiveFileRow>`
-      select f.id, f.folder_id, f.name, f.updated_at, v.id as version_id, v.size, v.crc32
-      from files f join file_versions v on v.id = f.current_version_id
-      where ${column} in (${sql.join(chunk)}) and f.trash_batch = ''
-    `.execute(db);
-    return result.rows;
-  });
+/** The live files of one folder named after `after`, a page at a time. */
+async function* restOfFolder(db: DbOrTrx, folderId: string, after: string, pageSize: number): AsyncGenerator<ArchiveFileRow[]> {
+  for (;;) {
+    const page = await liveFilesWhere(db, sql`f.folder_id = ${folderId} and f.name > ${after} order by f.name limit ${pageSize}`);
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) return;
+    after = page.at(-1)!.name;
+  }
+}
+
+async function liveFilesWhere(db: DbOrTrx, where: RawBuilder<unknown>): Promise<ArchiveFileRow[]> {
+  const result = await sql<ArchiveFileRow>`
+    select f.id, f.folder_id, f.name, f.updated_at, v.id as version_id, v.size, v.crc32
+    from files f join file_versions v on v.id = f.current_version_id
+    where f.trash_batch = '' and ${where}
+  `.execute(db);
+  return result.rows;
 }
 
 /** The versions among `versionIds` whose files are live (in the trash: left out), with what opens them. */

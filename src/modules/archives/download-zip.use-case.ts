@@ -1,5 +1,6 @@
 import { downloadableIn, mayActOnFile, mayActOnFolder, loadFolderFor } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
+import type { DbOrTrx } from '../../db/database.js';
 import type { FolderRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { assertId } from '../../lib/ids.js';
@@ -9,8 +10,7 @@ import { archiveOf, type ArchiveTree } from './archive-plan.js';
 import {
   filesByIds,
   foldersByIds,
-  liveFilesById,
-  liveFilesIn,
+  liveFilePages,
   liveSubtrees,
   liveTree,
   type ArchiveFileRow,
@@ -28,23 +28,21 @@ export interface ZipSelection {
 /** A folder's live subtree as `<name>.zip`, its own folder at the top: what the principal may download of it. */
 export async function folderZip(ctx: AppContext, principal: Principal, folderId: string): Promise<Sendable> {
   const folder = await loadFolderFor(ctx.db, principal, folderId, 'view');
-  const { folders, files } = await liveTree(ctx.db, folder.id);
-  return archiveOf(ctx, await grantedTree(ctx, principal, folder, folders, files, [folder.name]), folder.name);
+  return archiveOf(ctx, folder.name, async (trx) => {
+    const { folders, filePages } = await liveTree(trx, folder.id);
+    return grantedTree(ctx, trx, principal, { base: folder, basePath: [folder.name], folders, filePages });
+  });
 }
 
 /** Files and folders of one folder, chosen by id, as `<folder name>.zip` with the items at its top. */
 export async function selectionZip(ctx: AppContext, principal: Principal, selection: ZipSelection): Promise<Sendable> {
   const { fileIds, folderIds } = checkedSelection(selection);
   const parent = await selectionParent(ctx, principal, fileIds, folderIds);
-  const subtrees = await liveSubtrees(ctx.db, folderIds);
-  const files = [
-    ...(await liveFilesById(ctx.db, fileIds)),
-    ...(await liveFilesIn(
-      ctx.db,
-      subtrees.map((f) => f.id),
-    )),
-  ];
-  return archiveOf(ctx, await grantedTree(ctx, principal, parent, [parent, ...subtrees], files, []), parent.name);
+  return archiveOf(ctx, parent.name, async (trx) => {
+    const subtrees = await liveSubtrees(trx, folderIds);
+    const filePages = liveFilePages(trx, { fileIds, folderIds: subtrees.map((f) => f.id) });
+    return grantedTree(ctx, trx, principal, { base: parent, basePath: [], folders: [parent, ...subtrees], filePages });
+  });
 }
 
 function checkedSelection(selection: ZipSelection): { fileIds: string[]; folderIds: string[] } {
@@ -78,30 +76,40 @@ async function selectionParent(ctx: AppContext, principal: Principal, fileIds: s
   return parent;
 }
 
+interface ReadTree {
+  base: FolderRow;
+  basePath: string[];
+  folders: ArchiveFolderRow[];
+  filePages: AsyncIterable<ArchiveFileRow[]>;
+}
+
 /**
  * The tree an archive of `base` holds for the principal: only the files they may download, and
- * the folders under a download grant or on the way to such a file. Nothing at all: 403.
+ * the folders under a download grant or on the way to such a file. Nothing at all: 403, once
+ * every page was read.
  */
-async function grantedTree(
-  ctx: AppContext,
-  principal: Principal,
-  base: FolderRow,
-  folders: ArchiveFolderRow[],
-  files: ArchiveFileRow[],
-  basePath: string[],
-): Promise<ArchiveTree> {
-  const may = await downloadableIn(ctx.db, principal, base, folders, files);
-  const kept = files.filter((f) => may.file(f));
+async function grantedTree(ctx: AppContext, trx: DbOrTrx, principal: Principal, tree: ReadTree): Promise<ArchiveTree> {
+  const { base, folders, filePages } = tree;
+  const may = await downloadableIn(trx, principal, base, folders);
   const parents = new Map(folders.map((f) => [f.id, f.parent_id]));
   const shown = new Set(folders.filter((f) => may.folder(f.id)).map((f) => f.id));
-  for (const file of kept)
-    for (let id: string | null | undefined = file.folder_id; id && !shown.has(id) && parents.has(id); id = parents.get(id)) shown.add(id);
-  if (shown.size === 0 && kept.length === 0) throw new AppError('DOWNLOAD_FORBIDDEN');
+  async function* keptPages(): AsyncGenerator<ArchiveFileRow[]> {
+    let keptAny = false;
+    for await (const page of filePages) {
+      const kept = await may.files(page);
+      for (const file of kept)
+        for (let id: string | null | undefined = file.folder_id; id && !shown.has(id) && parents.has(id); id = parents.get(id))
+          shown.add(id);
+      keptAny ||= kept.length > 0;
+      yield kept;
+    }
+    if (shown.size === 0 && !keptAny) throw new AppError('DOWNLOAD_FORBIDDEN');
+  }
   return {
     base: { id: base.id, key: () => folderKey(ctx.db, ctx.keyring, base.id) },
-    basePath,
+    basePath: tree.basePath,
     folders,
-    files: kept,
+    filePages: keptPages(),
     includeFolder: (id) => shown.has(id),
   };
 }

@@ -1,29 +1,44 @@
 import type { Downstream } from '../../lib/zip/zip-archive.js';
 
-/** Entries read whole at most this small get a buffer of their own; larger ones share a few. */
-const OWN_BUFFER_MAX = 64 * 1024;
-/** Shared buffers lent at once, at most: the entries opened ahead, and those still downstream. */
+/** Buffers lent at once, at most: those of the entries opened ahead, and of those still downstream. */
 const MAX_LENT = 8;
 
-/** The smallest buffer lent; larger ones are the next power of two of their entry's size. */
-const MIN_LENT_BYTES = 1024 * 1024;
+/** The smallest buffer lent; one for a larger entry is the next power of two of its size. */
+const MIN_LENT_BYTES = 256 * 1024;
 
 /**
- * The buffers larger entries read whole are read into, each reused once the archive has written
- * its entry out (by a later entry it is large enough for): a new one per entry had V8 run a full
- * collection every few dozen entries.
+ * The memory entries read whole are read into: slices of a few buffers, each entry after the
+ * previous one in the current buffer, and a buffer used again once the archive has written out
+ * the last entry in it. A buffer per entry made every entry an ArrayBuffer that V8 frees only
+ * after a collection: with 100,000 small entries, they held more memory than anything else, and
+ * larger ones had V8 run a full collection every few dozen entries.
  */
 export class EntryBuffers {
-  private readonly lent: { buffer: Buffer; index: number; end: number }[] = [];
+  /** Oldest first; the last is the one being filled. `index` and `end`: the last entry in it, and where its content ends. */
+  private readonly lent: { buffer: Buffer; used: number; index: number; end: number }[] = [];
 
   take(index: number, size: number, downstream: Downstream): Buffer {
-    if (size <= OWN_BUFFER_MAX) return Buffer.allocUnsafe(size);
+    let current = this.lent.at(-1);
+    if (!current || current.used + size > current.buffer.length) {
+      current = { buffer: this.freeBuffer(size, downstream), used: 0, index, end: size };
+      this.lent.push(current);
+      // Not known to be written out yet: left to the collector.
+      if (this.lent.length > MAX_LENT) this.lent.shift();
+    }
+    const slice = current.buffer.subarray(current.used, current.used + size);
+    current.used += size;
+    current.index = index;
+    current.end = size;
+    return slice;
+  }
+
+  /** The oldest buffer if its entries are written out and it is large enough, else a new one. */
+  private freeBuffer(size: number, downstream: Downstream): Buffer {
     const oldest = this.lent[0];
-    const free = oldest && downstream.isWrittenOut(oldest.index, oldest.end) ? this.lent.shift()!.buffer : undefined;
-    const buffer = free && free.length >= size ? free : Buffer.allocUnsafeSlow(Math.max(MIN_LENT_BYTES, 2 ** Math.ceil(Math.log2(size))));
-    this.lent.push({ buffer, index, end: size });
-    // Not known to be written out yet: left to the collector.
-    if (this.lent.length > MAX_LENT) this.lent.shift();
-    return buffer;
+    if (oldest && downstream.isWrittenOut(oldest.index, oldest.end)) {
+      this.lent.shift();
+      if (oldest.buffer.length >= size) return oldest.buffer;
+    }
+    return Buffer.allocUnsafeSlow(Math.max(MIN_LENT_BYTES, 2 ** Math.ceil(Math.log2(size))));
   }
 }

@@ -17,9 +17,12 @@ export async function folderZip(ctx: AppContext, sharedHash: string, visitor: Vi
   if (link.can_download === 0) throw new AppError('DOWNLOAD_NOT_ALLOWED');
   const folder = await liveFolderOf(db, link);
   const key = await unwrapWithLinkKey(db, link, visitor, rules);
-  const { folders, files } = await liveTree(db, folder.id);
-  const tree = { base: { id: folder.id, key: async () => key }, basePath: [folder.name], folders, files, includeFolder: () => true };
-  const archive = await archiveOf(ctx, tree, folder.name);
+  const archive = await archiveOf(ctx, folder.name, async (trx) => ({
+    base: { id: folder.id, key: async () => key },
+    basePath: [folder.name],
+    ...(await liveTree(trx, folder.id)),
+    includeFolder: () => true,
+  }));
   await holdAccess(db, link, archive.tag, visitor, transfer);
   return archive;
 }

@@ -46,6 +46,18 @@ function tree(dir: string, prefix = ''): string[] {
     .sort();
 }
 
+/** The names of an archive's entries in its central directory's order (an archive without zip64 records). */
+function entryNames(zip: Buffer): string[] {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const names: string[] = [];
+  for (let at = zip.readUInt32LE(end + 16), i = 0; i < zip.readUInt16LE(end + 10); i++) {
+    const nameLength = zip.readUInt16LE(at + 28);
+    names.push(zip.toString('utf8', at + 46, at + 46 + nameLength));
+    at += 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+  }
+  return names;
+}
+
 for (const dialect of DIALECTS) {
   describe(`folder and selection zips [${dialect}]`, () => {
     it('a folder: its live subtree under its name, empty folders kept, no trash, the current versions', TOOLS, async (t) => {
@@ -82,6 +94,11 @@ for (const dialect of DIALECTS) {
       ]);
       assert.ok(fs.readFileSync(path.join(out, 'Trip été/Photos/big.bin')).equals(big));
       assert.equal(fs.readFileSync(path.join(out, 'Trip été/notes.txt'), 'utf8'), 'new notes');
+      assert.deepEqual(
+        entryNames(res.rawPayload),
+        ['Trip été/', 'Trip été/notes.txt', 'Trip été/zéro.txt', 'Trip été/Empty/', 'Trip été/Photos/', 'Trip été/Photos/big.bin'],
+        'each folder, then its files by name, then its subfolders by name',
+      );
     });
 
     it('a version stored before CRC-32s were recorded gets its CRC computed once, and recorded', TOOLS, async (t) => {
