@@ -182,6 +182,7 @@ async function bigArchiveRows(subject: Subject, options: ZipOptions): Promise<Ro
   await uploadedFile(subject, options.work, folder, 'big entry.bin', BIG_ENTRY);
   await uploadedFile(subject, options.work, folder, 'second.bin', BIG_SECOND);
   const saved = path.join(options.work, 'big.zip');
+  process.stderr.write(`RSS before the big zip, after its uploads: ${(currentRss(subject.pid) / MB).toFixed(0)} MB\n`);
   resetPeakRss(subject.pid);
   const got = curlTimed(`${subject.base}/folders/download/${folder}`, subject.auth, saved);
   const rss = peakRss(subject.pid);

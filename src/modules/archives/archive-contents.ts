@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { WHOLE_READ_LIMIT, type VersionContent } from '../../content/index.js';
 import { openChildKey } from '../../crypto/keyring.js';
 import { AppError } from '../../errors.js';
+import { chunksOf } from '../../lib/readable-chunks.js';
 import type { Downstream, EntryContent, OpenEntry } from '../../lib/zip/zip-archive.js';
 import type { ArchiveTree, GatheredEntries } from './archive-plan.js';
 import { EntryBuffers } from './entry-buffers.js';
@@ -122,11 +123,12 @@ async function streamedEntry(
   checkLive: () => Promise<void>,
 ): Promise<EntryContent> {
   const whole = start === 0 && end === version.size;
-  // What the archive holds downstream, and the chunk between the content stream and the archive's.
-  let inFlight = 0;
+  // What the archive holds downstream, and what the content stream handed out that the archive
+  // has not taken yet: its buffers are reused once past both.
+  let handedOut = 0;
   const sink = {
     get writableLength() {
-      return downstream.writableLength + inFlight;
+      return downstream.writableLength + handedOut;
     },
     get destroyed() {
       return downstream.destroyed;
@@ -140,12 +142,14 @@ async function streamedEntry(
   stream.read(0);
   const checked = (async function* () {
     try {
-      for await (const chunk of stream) {
-        inFlight = (chunk as Buffer).length;
+      // Counted from the moment a chunk leaves the stream. Listening starts the stream flowing,
+      // which only emits from the next tick, once chunksOf below listens too.
+      stream.on('data', (chunk: Buffer) => (handedOut += chunk.length));
+      for await (const chunk of chunksOf(stream)) {
         await checkLive();
-        yield chunk as Buffer;
+        yield chunk;
         // Resumed once the archive's stream has taken the chunk (its buffer, or its destination's).
-        inFlight = 0;
+        handedOut -= chunk.length;
       }
     } finally {
       stream.destroy();

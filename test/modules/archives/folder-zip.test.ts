@@ -15,6 +15,7 @@ import { listen } from '../../support/raw-http.js';
 import { assertStatus, mkdir } from '../../support/folders.js';
 import { checkZipWithTools, unzipInto } from '../../support/zip-tools.js';
 import type { FastifyInstance } from 'fastify';
+import { WHOLE_READ_LIMIT } from '../../../src/content/index.js';
 
 const TOOLS = { timeout: 300_000 };
 
@@ -265,5 +266,22 @@ describe('folder zips through a socket', () => {
     const out = await checkedExtraction(t, zip);
     if (!out) return;
     for (const [name, content] of contents) assert.ok(fs.readFileSync(path.join(out, 'Many', name)).equals(content), name);
+  });
+
+  it('entries streamed in 1 MiB chunks, whose buffers are reused once written out, arrive intact to a slow reader', TOOLS, async (t) => {
+    const { app } = await build(t, DIALECTS[0]);
+    const owner = await signUp(app);
+    const folder = await mkdir(owner, 'Large');
+    // Past the size read whole (WHOLE_READ_LIMIT), so each streams through its decrypting stream.
+    const contents = new Map([
+      ['one.bin', randomBytes(WHOLE_READ_LIMIT + 3 * 1024 * 1024 + 17)],
+      ['two.bin', randomBytes(WHOLE_READ_LIMIT + 5 * 1024 * 1024 + 5)],
+    ]);
+    for (const [name, content] of contents) await putFile(app, owner, folder, name, content);
+    const port = await listen(app);
+    const zip = await slowDownload(`http://127.0.0.1:${port}/api/folders/download/${folder}`, owner.token);
+    const out = await checkedExtraction(t, zip);
+    if (!out) return;
+    for (const [name, content] of contents) assert.ok(fs.readFileSync(path.join(out, 'Large', name)).equals(content), name);
   });
 });
