@@ -183,10 +183,11 @@ export interface ShareLinksTable {
   updated_at: string;
 }
 
-/** A resume pass of a file link's download (migration 013, links/link-passes.ts). */
+/** A resume pass of a file link's download, or of a folder link's open (migration 013, links/links.passes.ts). */
 export interface LinkPassesTable {
   token_hash: string;
   link_id: string;
+  /** The version a file link's pass resumes; the shared folder's id for a folder link's. */
   version_id: string;
   state: 'held' | 'spent' | 'released';
   in_flight: number;

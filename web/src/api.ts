@@ -60,6 +60,8 @@ export interface CallOptions {
   anonymous?: boolean;
   signal?: AbortSignal;
   headers?: Record<string, string>;
+  /** Sees the headers of a successful answer (a link's pass, say). */
+  onHeaders?: (headers: Headers) => void;
 }
 
 export function url(path: string, query?: CallOptions['query']): string {
@@ -89,6 +91,7 @@ export async function call<T = any>(method: string, path: string, options: CallO
     }
     throw error;
   }
+  options.onHeaders?.(res.headers);
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   if (!text) return undefined as T;

@@ -21,7 +21,7 @@ export interface LinkDownload {
   sharedHash: string;
   linkKey: string;
   password?: string;
-  /** A file of a folder link (not counted, so without a pass). */
+  /** A file of a folder link: not counted; the pass of the folder's open gets it past a spent limit. */
   hashName?: string;
   write: (chunk: Uint8Array) => Promise<void> | void;
   onProgress?: (percent: number) => void;
@@ -40,7 +40,8 @@ export function storedPass(sharedHash: string): string | null {
   }
 }
 
-function keepPass(sharedHash: string, pass: string | null): void {
+/** Keeps the pass a link's answer carried, for this tab's later requests on the link. */
+export function keepPass(sharedHash: string, pass: string | null): void {
   if (!pass) return;
   try {
     sessionStorage.setItem(passKey(sharedHash), pass);
@@ -67,7 +68,7 @@ export async function downloadThroughLink(d: LinkDownload): Promise<void> {
 
   /** The stored bytes from `offset` on; throws an ApiError for an answer other than the one asked for. */
   const request = async (offset: number): Promise<Response> => {
-    const pass = d.hashName ? null : storedPass(d.sharedHash);
+    const pass = storedPass(d.sharedHash);
     const res = await fetch(url(`/files/download/public/${encodeURIComponent(d.sharedHash)}/sealed`), {
       method: 'POST',
       headers: {

@@ -5,8 +5,9 @@ import { parseRange } from '../../http/range.js';
 import { nowIso } from '../../lib/time.js';
 import { findVersion } from '../files/files.repository.js';
 import { fileService, type DownloadOptions } from '../files/files.service.js';
-import { authorizeContent, checkKey, holdAccess, unwrapWithLinkKey } from './link-admission.js';
-import { LinkTransfer, endTransfer } from './links.passes.js';
+import type { Db } from '../../db/database.js';
+import { authorizeContent, checkKey, holdAccess, unwrapWithLinkKey, type Admitted } from './link-admission.js';
+import { LinkTransfer, endTransfer, renewPass } from './links.passes.js';
 import type { SealedDownload, Visitor } from './links.types.js';
 
 /**
@@ -15,10 +16,10 @@ import type { SealedDownload, Visitor } from './links.types.js';
  */
 export async function download(ctx: AppContext, sharedHash: string, visitor: Visitor, options: DownloadOptions, transfer: LinkTransfer) {
   const { db } = ctx;
-  const { link, rules, file, wraps } = await authorizeContent(db, sharedHash, visitor);
+  const { link, rules, file, wraps, pass } = await authorizeContent(db, sharedHash, visitor);
   const key = await unwrapWithLinkKey(db, link, visitor, rules, wraps);
   // The key opened the chain before anything is held: a visitor without it spends nothing.
-  if (link.kind === 'file') await holdAccess(db, link, file.current_version_id!, visitor, transfer);
+  await holdOrRenew(db, { link, pass }, file.current_version_id!, visitor, transfer);
   return fileService(ctx).linkDownload(file, key, options);
 }
 
@@ -34,11 +35,11 @@ export async function sealed(
   transfer: LinkTransfer,
 ): Promise<SealedDownload> {
   const { db } = ctx;
-  const { link, rules, file, wraps } = await authorizeContent(db, sharedHash, visitor);
+  const { link, rules, file, wraps, pass } = await authorizeContent(db, sharedHash, visitor);
   await checkKey(db, link, visitor, rules, true);
   const version = await findVersion(db, file.id, file.current_version_id!);
   if (!version) throw new AppError('VERSION_NOT_FOUND');
-  if (link.kind === 'file') await holdAccess(db, link, version.id, visitor, transfer);
+  await holdOrRenew(db, { link, pass }, version.id, visitor, transfer);
   const etag = `"${version.id}.sealed"`;
   const stored = { id: version.id, blobId: version.blob_id, size: Number(version.size), dataKeyWrapped: version.data_key_wrapped };
   const opened = await ctx.content.sealed(stored, [{ id: link.id, wrapped: link.key_wrapped }, ...wraps], storedRange(options, etag));
@@ -53,6 +54,21 @@ export async function sealed(
     keyIds: keyChain.map((c) => c.id),
     keyChain: keyChain.map((c) => c.wrapped),
   };
+}
+
+/**
+ * A file link's download holds an access for `versionId`; a folder link counts its opens, not its
+ * downloads, and one made on the open's pass (past an exhausted limit) moves the pass's window on.
+ */
+async function holdOrRenew(
+  db: Db,
+  { link, pass }: Pick<Admitted, 'link' | 'pass'>,
+  versionId: string,
+  visitor: Visitor,
+  transfer: LinkTransfer,
+) {
+  if (link.kind === 'file') await holdAccess(db, link, versionId, visitor, transfer);
+  else if (pass) await renewPass(db, visitor.pass!, nowIso());
 }
 
 /** A transfer of a request whose pass (if any) `endTransfer` settles when the response ends. */

@@ -2,11 +2,12 @@ import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { formatSize } from '../../lib/size-format.js';
 import { admit, checkKey, countAccess, exhausted, liveFileOf, liveFolderOf } from './link-admission.js';
-import { filesUnder } from './links.repository.js';
+import { decodeCursor, encodeCursor, MAX_PAGE_SIZE } from '../../lib/cursor.js';
+import { nowIso } from '../../lib/time.js';
+import { openingPass, renewPass } from './links.passes.js';
+import { filesUnder, type FileUnderKey } from './links.repository.js';
 import type { Visitor } from './links.types.js';
 import { keyCheck } from './links.views.js';
-
-const FOLDER_LISTING_LIMIT = 1000;
 
 /** What a file link shows before a download: the file, the link's limits, and its key check. */
 export async function fileInfo(ctx: AppContext, sharedHash: string, visitor: Visitor) {
@@ -30,18 +31,35 @@ export async function fileInfo(ctx: AppContext, sharedHash: string, visitor: Vis
   };
 }
 
-/** Opens a folder link: one access, and the files of its live subtree. */
-export async function openFolder(ctx: AppContext, sharedHash: string, visitor: Visitor) {
+/** A page of a folder link's listing: at most `limit` files, after the `cursor` of the page before. */
+export interface FolderPage {
+  limit?: number;
+  cursor?: string;
+}
+
+/**
+ * Opens a folder link: the folder and a page of the files of its live subtree. The first open
+ * counts one access and hands out a pass; sent back, the pass lists the further pages (and
+ * opens the link again) without counting another, past an exhausted limit, while it lasts.
+ */
+export async function openFolder(ctx: AppContext, sharedHash: string, visitor: Visitor, page: FolderPage = {}) {
   const { db } = ctx;
-  const { link, rules } = await admit(db, sharedHash, visitor, 'folder');
+  const { link, rules, pass } = await admit(db, sharedHash, visitor, 'folder');
   if (link.can_view === 0) throw new AppError('VIEW_NOT_ALLOWED');
   const folder = await liveFolderOf(db, link);
   await checkKey(db, link, visitor, rules);
-  await countAccess(db, link);
-  const rows = await filesUnder(db, folder.id, FOLDER_LISTING_LIMIT);
-  return {
+  const after = page.cursor ? listingKey(page.cursor) : undefined;
+  const now = nowIso();
+  const held =
+    pass && pass.version_id === folder.id
+      ? await renewPass(db, visitor.pass!, now)
+      : await openingPass(db, link.id, folder.id, now, (trx) => countAccess(trx, link));
+  const limit = page.limit ?? MAX_PAGE_SIZE;
+  const rows = await filesUnder(db, folder.id, limit + 1, after);
+  const last = rows.length > limit ? rows[limit - 1] : undefined;
+  const content = {
     folder: { id: folder.id, name: folder.name, createdAt: folder.created_at, updatedAt: folder.updated_at },
-    files: rows.map((r) => ({
+    files: rows.slice(0, limit).map((r) => ({
       hashName: r.hash_name,
       name: r.name,
       size: Number(r.size),
@@ -49,6 +67,7 @@ export async function openFolder(ctx: AppContext, sharedHash: string, visitor: V
       createdAt: r.created_at,
       path: r.path || '/',
     })),
+    nextCursor: last ? encodeCursor([last.path, last.name, last.id]) : null,
     totalFiles: Number(folder.subtree_files),
     totalSizeByte: Number(folder.subtree_bytes),
     totalSizeReadable: formatSize(Number(folder.subtree_bytes)),
@@ -56,4 +75,12 @@ export async function openFolder(ctx: AppContext, sharedHash: string, visitor: V
     canDownload: link.can_download === 1,
     keyCheck: keyCheck(link),
   };
+  return { content, pass: held };
+}
+
+/** The (path, name, id) a listing page's cursor holds. */
+function listingKey(cursor: string): FileUnderKey {
+  const key = decodeCursor(cursor, 3);
+  if (!key.every((value) => typeof value === 'string')) throw new AppError('INVALID_CURSOR');
+  return key as FileUnderKey;
 }

@@ -148,6 +148,46 @@ export async function newPass(
 }
 
 /**
+ * The pass of a folder link's open, on the access `reserve` takes: spent at once (the open is the
+ * access), it lets its holder list the folder's further pages and download its files, past an
+ * exhausted limit, for PASS_WINDOW_MS after its last use. `folderId` stands where a file link's
+ * pass has its version.
+ */
+export async function openingPass(
+  db: Db,
+  linkId: string,
+  folderId: string,
+  now: string,
+  reserve: (trx: DbOrTrx) => Promise<void>,
+): Promise<Pass> {
+  const token = randomBytes(24).toString('base64url');
+  const pass = { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
+  await db.transaction().execute(async (trx) => {
+    await reserve(trx);
+    await trx
+      .insertInto('link_passes')
+      .values({
+        token_hash: pass.tokenHash,
+        link_id: linkId,
+        version_id: folderId,
+        state: 'spent',
+        in_flight: 0,
+        expires_at: pass.expiresAt,
+        created_at: now,
+      })
+      .execute();
+  });
+  return pass;
+}
+
+/** Moves a folder link's pass's window on from `now`, on each use; the pass as the client keeps it. */
+export async function renewPass(db: DbOrTrx, token: string, now: string): Promise<Pass> {
+  const pass = { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
+  await db.updateTable('link_passes').set({ expires_at: pass.expiresAt }).where('token_hash', '=', pass.tokenHash).execute();
+  return pass;
+}
+
+/**
  * Ends one transfer on a pass: `delivered` (its last byte went out) spends the access; else,
  * when it was the last transfer in flight on a pass not yet spent, the access is given back.
  */

@@ -60,6 +60,7 @@ export async function deleteClosedLinks(db: DbOrTrx, before: string): Promise<nu
 }
 
 export interface FileUnderFolder {
+  id: string;
   hash_name: string;
   name: string;
   size: number;
@@ -69,8 +70,15 @@ export interface FileUnderFolder {
   path: string;
 }
 
-/** The live files of a folder's live subtree (64 levels at most), by path then name, `limit` at most. */
-export async function filesUnder(db: DbOrTrx, folderId: string, limit: number): Promise<FileUnderFolder[]> {
+/** Where a page of `filesUnder` starts: after this (path, name, id). */
+export type FileUnderKey = [path: string, name: string, id: string];
+
+/**
+ * The live files of a folder's live subtree (64 levels at most), by path, name and id, `limit` at
+ * most, those after `after` when given.
+ */
+export async function filesUnder(db: DbOrTrx, folderId: string, limit: number, after?: FileUnderKey): Promise<FileUnderFolder[]> {
+  const from = after ? sql`and (sub.path, f.name, f.id) > (${after[0]}, ${after[1]}, ${after[2]})` : sql``;
   const result = await sql<FileUnderFolder>`
     with recursive sub (id, path, depth) as (
       select id, cast('' as text), 0 from folders where id = ${folderId}
@@ -78,9 +86,9 @@ export async function filesUnder(db: DbOrTrx, folderId: string, limit: number): 
       select c.id, sub.path || '/' || c.name, sub.depth + 1 from folders c join sub on c.parent_id = sub.id
       where c.trash_batch = '' and sub.depth < 64
     )
-    select f.hash_name, f.name, f.size, f.content_type, f.created_at, sub.path
+    select f.id, f.hash_name, f.name, f.size, f.content_type, f.created_at, sub.path
     from files f join sub on f.folder_id = sub.id
-    where f.trash_batch = '' and f.current_version_id is not null
+    where f.trash_batch = '' and f.current_version_id is not null ${from}
     order by sub.path, f.name, f.id
     limit ${limit}
   `.execute(db);

@@ -180,13 +180,18 @@ function publicViewRoutes(app: App, links: Links): void {
         security: [],
         summary: 'Open a folder link (public)',
         description:
-          'The folder, the files of its tree with their `hashName` and its totals. Counts one access; an `encryptionKey` or `keyProof` sent is checked first (403 when wrong, nothing counted).',
+          'The folder, a page of the files of its tree (by path, then name) with their `hashName`, and its totals. Counts one access; an `encryptionKey` or `keyProof` sent is checked first (403 when wrong, nothing counted). The answer carries `X-Coffre-Pass` (and `X-Coffre-Pass-Expires`): sent back as the `x-coffre-pass` header, it lists the next pages (`cursor` from `nextCursor`), opens the link again and downloads its files without spending another access, past an exhausted limit, until 15 minutes after its last use. It replaces neither the key nor the password.',
         params: S.SharedHashParams,
+        querystring: S.FolderOpenQuery,
         body: S.FolderOpenBody,
-        response: { 200: Envelope(S.SharedFolderContent), ...errorResponses(401, 403, 404, 410, 429) },
+        response: { 200: Envelope(S.SharedFolderContent), ...errorResponses(400, 401, 403, 404, 410, 429) },
       },
     },
-    async (request) => envelope(await links.openFolder(request.params.sharedHash, visitor(request, request.body))),
+    async (request, reply) => {
+      const { content, pass } = await links.openFolder(request.params.sharedHash, visitor(request, request.body), request.query);
+      reply.headers({ 'x-coffre-pass': pass.token, 'x-coffre-pass-expires': pass.expiresAt });
+      return envelope(content);
+    },
   );
 }
 

@@ -1,3 +1,4 @@
+import { MAX_PAGE_SIZE } from '../../lib/cursor.js';
 import { Type } from 'typebox';
 import { NullableTimestamp } from '../../http/schemas.js';
 
@@ -126,6 +127,14 @@ export const FolderOpenBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const FolderOpenQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: MAX_PAGE_SIZE, description: 'Files per page' })),
+    cursor: Type.Optional(Type.String({ maxLength: 4096, description: '`nextCursor` of the page before' })),
+  },
+  { additionalProperties: false },
+);
+
 export const SealedDownloadBody = Type.Object(
   {
     password: Type.Optional(Type.String({ maxLength: 1024 })),
@@ -195,6 +204,7 @@ export const SharedFolderContent = Type.Object(
         path: Type.String({ description: 'Folder path inside the shared folder, `/` for its own files' }),
       }),
     ),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'The `cursor` of the next page; null on the last' }),
     totalFiles: Type.Integer(),
     totalSizeByte: Type.Integer(),
     totalSizeReadable: Type.String(),

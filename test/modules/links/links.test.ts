@@ -236,6 +236,80 @@ for (const dialect of DIALECTS) {
       assertError(await publicPost(app, `/api/files/shared/${hash}`, {}), 404, 'LINK_NOT_FOUND');
     });
 
+    it("a folder link lists its files page by page on the open's pass, which also downloads them once the limit is spent", async (t) => {
+      const { app, owner } = await linksFixture(t);
+      const shared = await makeFolder(owner, 'Shared');
+      const inner = await makeFolder(owner, 'Inner', shared);
+      for (const name of ['c.txt', 'a.txt', 'b.txt']) await putFile(app, owner, shared, name, `top ${name}`);
+      for (const name of ['y.txt', 'x.txt']) await putFile(app, owner, inner, name, `inner ${name}`);
+      const { hash, key } = splitLink((await owner.api.post(`/api/folders/share/${shared}`, { maxAccess: 1 })).body.data.shareLink);
+      const open = `/api/folders/shared/${hash}`;
+
+      const first = await publicPost(app, `${open}?limit=2`, {});
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const pass = String(first.headers['x-coffre-pass']);
+      assert.match(pass, /^[A-Za-z0-9_-]{32}$/);
+      assert.ok(Date.parse(String(first.headers['x-coffre-pass-expires'])) > Date.now());
+      const seen = [...first.body.data.files];
+      let cursor = first.body.data.nextCursor;
+      while (cursor) {
+        const page = await publicPost(
+          app,
+          `${open}?limit=2&cursor=${encodeURIComponent(cursor)}`,
+          {},
+          { headers: { 'x-coffre-pass': pass } },
+        );
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        assert.equal(page.body.data.totalFiles, 5);
+        seen.push(...page.body.data.files);
+        cursor = page.body.data.nextCursor;
+      }
+      assert.deepEqual(
+        seen.map((f: { path: string; name: string }) => `${f.path} ${f.name}`),
+        ['/ a.txt', '/ b.txt', '/ c.txt', '/Inner x.txt', '/Inner y.txt'],
+      );
+      assert.equal((await publicPost(app, `${open}?limit=2`, {})).status, 410, 'the one access is spent: a new open is refused');
+
+      // The pass downloads a file past the spent limit; without it, the link is closed.
+      const dl = `/api/files/download/public/${hash}`;
+      const x = seen.find((f: { name: string }) => f.name === 'x.txt');
+      const got = await publicPost(app, dl, { encryptionKey: key, hashName: x.hashName }, { headers: { 'x-coffre-pass': pass } });
+      assert.equal(got.status, 200);
+      assert.equal(got.raw.toString(), 'inner x.txt');
+      assertError(await publicPost(app, dl, { encryptionKey: key, hashName: x.hashName }), 410, 'LINK_EXHAUSTED');
+      assertError(
+        await publicPost(app, open, {}, { headers: { 'x-coffre-pass': 'not-a-pass-of-this-link-0123456789' } }),
+        410,
+        'LINK_EXHAUSTED',
+      );
+
+      // A cursor that is not one: 400, before anything is counted or listed.
+      assertError(
+        await publicPost(app, `${open}?cursor=bm90IGEgY3Vyc29y`, {}, { headers: { 'x-coffre-pass': pass } }),
+        400,
+        'INVALID_CURSOR',
+      );
+      assertError(await publicPost(app, `${open}?limit=0`, {}, { headers: { 'x-coffre-pass': pass } }), 400, 'VALIDATION_FAILED');
+    });
+
+    it('a folder link counts an open without its pass, even one that continues a listing', async (t) => {
+      const { app, owner } = await linksFixture(t);
+      const shared = await makeFolder(owner, 'Shared');
+      for (const name of ['a.txt', 'b.txt']) await putFile(app, owner, shared, name, name);
+      const { hash } = splitLink((await owner.api.post(`/api/folders/share/${shared}`, { maxAccess: 2 })).body.data.shareLink);
+      const open = `/api/folders/shared/${hash}`;
+      const first = await publicPost(app, `${open}?limit=1`, {});
+      assert.equal(first.body.data.files[0].name, 'a.txt');
+      const next = await publicPost(app, `${open}?limit=1&cursor=${encodeURIComponent(first.body.data.nextCursor)}`, {});
+      assert.equal(next.status, 200);
+      assert.deepEqual(
+        next.body.data.files.map((f: { name: string }) => f.name),
+        ['b.txt'],
+      );
+      assert.equal(next.body.data.nextCursor, null);
+      assertError(await publicPost(app, open, {}), 410, 'LINK_EXHAUSTED');
+    });
+
     it('the sealed route returns the ciphertext and a key chain that opens only with the link key', async (t) => {
       const { app, owner, data, file } = await linksFixture(t);
       const shared = await makeFolder(owner, 'Box');

@@ -3,7 +3,7 @@ import { ApiError, authHeaders, call } from '../api';
 import { DamagedContentError, WrongKeyError, isLinkKeyForm, linkKeyProof, unwrapChain } from '../crypto/sealed';
 import { formatDate, formatSize } from '../format';
 import { t, type MessageKey } from '../i18n';
-import { FileChangedError, downloadThroughLink, storedPass } from '../link-download';
+import { FileChangedError, downloadThroughLink, keepPass, storedPass } from '../link-download';
 import { downloadLinkZip, type SharedFile } from '../link-zip';
 import { openSink } from '../save';
 import { Icon, Link, TableHead, useLang } from '../ui';
@@ -59,6 +59,43 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     if (check) await unwrapChain(linkKey, [check.wrapped], [check.id]);
   };
 
+  /**
+   * A page of the folder link's listing. The first open counts an access and hands out a pass; with
+   * it, this tab's further pages, a reload and the files' downloads count none, even past the limit.
+   */
+  const folderPage = async (pw: string, cursor?: string) => {
+    const pass = storedPass(sharedHash);
+    // The key proof lets the server refuse a wrong key before it counts the open.
+    return call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, {
+      body: { ...(pw ? { password: pw } : {}), keyProof: await linkKeyProof(linkKey) },
+      query: { cursor },
+      anonymous: true,
+      headers: { ...authHeaders(), ...(pass ? { 'x-coffre-pass': pass } : {}) },
+      onHeaders: (headers) => keepPass(sharedHash, headers.get('x-coffre-pass')),
+    });
+  };
+
+  /** "More files": the next page of the listing, added to the table. */
+  const showMore = async (content: { files: SharedFile[]; nextCursor: string | null }) => {
+    try {
+      const page = await folderPage(password, content.nextCursor ?? undefined);
+      setState({ step: 'folder', content: { ...content, files: [...content.files, ...page.files], nextCursor: page.nextCursor } });
+    } catch (error) {
+      fail(error, 'folder');
+    }
+  };
+
+  /** Every file of the shared tree: those listed, then the pages not listed yet. */
+  const allFiles = async (content: { files: SharedFile[]; nextCursor: string | null }): Promise<SharedFile[]> => {
+    const files = [...content.files];
+    for (let cursor = content.nextCursor; cursor;) {
+      const page = await folderPage(password, cursor);
+      files.push(...page.files);
+      cursor = page.nextCursor;
+    }
+    return files;
+  };
+
   const open = async (pw: string, kind?: 'file' | 'folder') => {
     const body = pw ? { password: pw } : {};
     if (kind !== 'folder') {
@@ -75,13 +112,7 @@ export function PublicLinkPage(props: { sharedHash: string }) {
       }
     }
     try {
-      // The key proof lets the server refuse a wrong key before it counts the open.
-      const folderBody = { ...body, keyProof: await linkKeyProof(linkKey) };
-      const content = await call('POST', `/folders/shared/${encodeURIComponent(sharedHash)}`, {
-        body: folderBody,
-        anonymous: true,
-        headers: authHeaders(),
-      });
+      const content = await folderPage(pw);
       await checkKey(content.keyCheck);
       setState({ step: 'folder', content });
     } catch (error) {
@@ -137,25 +168,26 @@ export function PublicLinkPage(props: { sharedHash: string }) {
   };
 
   /** "Download all": the folder's files as one zip made in this page (src/link-zip.ts). */
-  const downloadAll = async (content: { folder: { name: string }; files: SharedFile[] }) => {
+  const downloadAll = async (content: { folder: { name: string }; files: SharedFile[]; nextCursor: string | null }) => {
     setMessage(null);
     const name = `${content.folder.name}.zip`;
     const sink = await openSink(name, 0, true);
     if (!sink) return;
     setProgress({ name, percent: 0 });
     try {
+      const files = await allFiles(content);
       await downloadLinkZip({
         sharedHash,
         linkKey,
         password: password || undefined,
         folderName: content.folder.name,
-        files: content.files,
+        files,
         write: (chunk) => sink.write(chunk),
         onProgress: (percent) => setProgress({ name, percent }),
         onRetry: setRetryIn,
       });
       await sink.close();
-      setMessage({ text: t('downloadedAll', { count: content.files.length }), kind: 'ok' });
+      setMessage({ text: t('downloadedAll', { count: files.length }), kind: 'ok' });
     } catch (error) {
       await sink.abort();
       downloadFailed(error);
@@ -264,11 +296,6 @@ export function PublicLinkPage(props: { sharedHash: string }) {
             <button type="button" class="primary" disabled={!!progress} onClick={() => downloadAll(content)}>
               {t('downloadAll')}
             </button>
-            {content.totalFiles > content.files.length && (
-              <p class="warning" data-testid="download-all-partial">
-                {t('downloadAllPartial', { listed: content.files.length, total: content.totalFiles })}
-              </p>
-            )}
           </div>
         )}
         <table class="items">
@@ -294,6 +321,14 @@ export function PublicLinkPage(props: { sharedHash: string }) {
             ))}
           </tbody>
         </table>
+        {content.nextCursor && (
+          <p class="more">
+            <span class="muted">{t('listedOf', { listed: content.files.length, total: content.totalFiles })}</span>{' '}
+            <button type="button" onClick={() => showMore(content)}>
+              {t('moreFiles')}
+            </button>
+          </p>
+        )}
       </div>
     );
   }
