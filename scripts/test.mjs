@@ -120,7 +120,7 @@ const watchdog = setTimeout(() => {
 watchdog.unref();
 const codes = await Promise.all([
   pooled.length > 0 ? runTests(pooled, 2, TEST_TIMEOUT_MS, beside.length > 0 ? 10 : 0) : 0,
-  beside.length > 0 ? runTests(beside, 1, 75 * 60_000) : 0,
+  beside.length > 0 ? runTests(beside, 1, 78 * 60_000) : 0,
 ]);
 clearTimeout(watchdog);
 await dropRunSchemas();
