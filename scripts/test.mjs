@@ -5,7 +5,6 @@
 // (npm test -- test/x.test.ts) skips the import rules.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -90,24 +89,13 @@ const TEST_TIMEOUT_MS = 10 * 60_000;
 const RUN_TIMEOUT_MS = 80 * 60_000;
 const testEnv = { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId };
 
-/**
- * Runs test files in one node --test process; resolves with its exit code. `niceness` lowers its
- * priority (and that of the processes it starts): the pool yields a core to the file beside it,
- * which can only ever use one, so the run ends sooner than when the three share two cores.
- */
-function runTests(list, concurrency, timeoutMs, niceness = 0) {
+/** Runs test files in one node --test process; resolves with its exit code. */
+function runTests(list, concurrency, timeoutMs) {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...list],
     { stdio: 'inherit', env: testEnv },
   );
-  if (niceness > 0) {
-    try {
-      os.setPriority(child.pid, niceness);
-    } catch {
-      // not permitted here: the run only takes longer
-    }
-  }
   children.push(child);
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 }
@@ -119,7 +107,7 @@ const watchdog = setTimeout(() => {
 }, RUN_TIMEOUT_MS);
 watchdog.unref();
 const codes = await Promise.all([
-  pooled.length > 0 ? runTests(pooled, 2, TEST_TIMEOUT_MS, beside.length > 0 ? 10 : 0) : 0,
+  pooled.length > 0 ? runTests(pooled, 2, TEST_TIMEOUT_MS) : 0,
   beside.length > 0 ? runTests(beside, 1, 78 * 60_000) : 0,
 ]);
 clearTimeout(watchdog);
