@@ -116,6 +116,27 @@ export async function resumePass(
   return null;
 }
 
+/** A pass for `token` (a new one when none is given) whose window runs from `now`. */
+function passFrom(now: string, token = randomBytes(24).toString('base64url')): Pass {
+  return { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
+}
+
+/** Stores a new pass: `held` by its first transfer, or `spent` at once. */
+async function insertPass(db: DbOrTrx, pass: Pass, linkId: string, versionId: string, state: 'held' | 'spent', now: string) {
+  await db
+    .insertInto('link_passes')
+    .values({
+      token_hash: pass.tokenHash,
+      link_id: linkId,
+      version_id: versionId,
+      state,
+      in_flight: state === 'held' ? 1 : 0,
+      expires_at: pass.expiresAt,
+      created_at: now,
+    })
+    .execute();
+}
+
 /** A new pass on an access `reserve` takes (throwing 410 when it cannot). */
 export async function newPass(
   db: Db,
@@ -125,21 +146,9 @@ export async function newPass(
   reserve: (trx: DbOrTrx) => Promise<void>,
 ): Promise<Pass> {
   await reserve(db);
-  const token = randomBytes(24).toString('base64url');
-  const pass = { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
+  const pass = passFrom(now);
   try {
-    await db
-      .insertInto('link_passes')
-      .values({
-        token_hash: pass.tokenHash,
-        link_id: linkId,
-        version_id: versionId,
-        state: 'held',
-        in_flight: 1,
-        expires_at: pass.expiresAt,
-        created_at: now,
-      })
-      .execute();
+    await insertPass(db, pass, linkId, versionId, 'held', now);
   } catch (error) {
     await giveBack(db, linkId);
     throw error;
@@ -160,29 +169,17 @@ export async function openingPass(
   now: string,
   reserve: (trx: DbOrTrx) => Promise<void>,
 ): Promise<Pass> {
-  const token = randomBytes(24).toString('base64url');
-  const pass = { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
+  const pass = passFrom(now);
   await db.transaction().execute(async (trx) => {
     await reserve(trx);
-    await trx
-      .insertInto('link_passes')
-      .values({
-        token_hash: pass.tokenHash,
-        link_id: linkId,
-        version_id: folderId,
-        state: 'spent',
-        in_flight: 0,
-        expires_at: pass.expiresAt,
-        created_at: now,
-      })
-      .execute();
+    await insertPass(trx, pass, linkId, folderId, 'spent', now);
   });
   return pass;
 }
 
 /** Moves a folder link's pass's window on from `now`, on each use; the pass as the client keeps it. */
 export async function renewPass(db: DbOrTrx, token: string, now: string): Promise<Pass> {
-  const pass = { token, tokenHash: hashPassToken(token), expiresAt: isoPlus(now, PASS_WINDOW_MS) };
+  const pass = passFrom(now, token);
   await db.updateTable('link_passes').set({ expires_at: pass.expiresAt }).where('token_hash', '=', pass.tokenHash).execute();
   return pass;
 }

@@ -10,7 +10,7 @@ import { ZIP_NOTE, ZIP_RESPONSE } from '../archives/archives.routes.js';
 import { downloadHeaders, sendDownload } from '../files/files.routes.js';
 import { FileIdParams, FolderIdParams } from '../files/files.schemas.js';
 import * as S from './links.schemas.js';
-import type { LinkTransfer } from './links.passes.js';
+import type { LinkTransfer, Pass } from './links.passes.js';
 import { linkService, type LinkKind, type SealedDownload, type Visitor } from './links.service.js';
 
 const binary = { description: 'The file content', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } };
@@ -43,6 +43,11 @@ function watchTransfer(links: ReturnType<typeof linkService>, request: FastifyRe
   return transfer;
 }
 
+/** Tells the client the pass it sends back as `x-coffre-pass`, and until when it lasts. */
+function sendPass(reply: FastifyReply, pass: Pass): void {
+  reply.headers({ 'x-coffre-pass': pass.token, 'x-coffre-pass-expires': pass.expiresAt });
+}
+
 /**
  * Runs a counted download of the request's visitor and tells the client the pass that resumes it
  * without spending another access.
@@ -57,7 +62,7 @@ async function counted<T>(
   const transfer = watchTransfer(links, request, reply);
   const result = await run(visitor(request, body), transfer);
   const pass = transfer.held;
-  if (pass) reply.headers({ 'x-coffre-pass': pass.token, 'x-coffre-pass-expires': pass.expiresAt });
+  if (pass) sendPass(reply, pass);
   return result;
 }
 
@@ -189,7 +194,7 @@ function publicViewRoutes(app: App, links: Links): void {
     },
     async (request, reply) => {
       const { content, pass } = await links.openFolder(request.params.sharedHash, visitor(request, request.body), request.query);
-      reply.headers({ 'x-coffre-pass': pass.token, 'x-coffre-pass-expires': pass.expiresAt });
+      sendPass(reply, pass);
       return envelope(content);
     },
   );
