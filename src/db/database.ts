@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type LogEvent, type Transaction } from 'kysely';
+import { Kysely, SqliteDialect, sql, type CompiledQuery, type LogEvent, type Transaction } from 'kysely';
 import pg from 'pg';
+import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
 import { listenPostgres, listenSqlite, type NotificationHandlers, type Subscription } from './notifications.js';
 import type { Database } from './schema.js';
 
@@ -84,7 +85,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   }
   const connection: pg.ClientConfig = { connectionString: url, ...(schema ? { options: `-c search_path=${schema}` } : {}) };
   const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log: options.log });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: withNamedStatements(pool) }), log: options.log });
   const current = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return {
     db,

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m001 from './migrations/001-foundation.js';
@@ -40,10 +39,10 @@ const MIGRATIONS: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
-/** Brings the schema to the latest version; returns the names of the migrations it applied. */
 /** Every migration's name, in order: what a migrated database has applied. */
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
 
+/** Brings the schema to the latest version; returns the names of the migrations it applied. */
 export async function migrateToLatest(db: Db, schema?: string): Promise<string[]> {
   const migrator = new Migrator({
     db,
@@ -53,17 +52,7 @@ export async function migrateToLatest(db: Db, schema?: string): Promise<string[]
     // Explicit, so other schemas of the same PostgreSQL database never confuse the migrator.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    // Kysely's migrator lists the tables of every schema of the database; a schema or table
-    // dropped by someone else at that moment (3F000, 42P01) fails the listing, not our migration.
-    // Another test run dropping its hundreds of schemas keeps that up for seconds, hence ~10 s of retries.
-    const code = (error as { code?: string }).code;
-    if ((code === '3F000' || code === '42P01') && attempt < 25) {
-      await sleep(Math.min(50 * attempt, 500));
-      continue;
-    }
-    throw error instanceof Error ? error : new Error(String(error));
-  }
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

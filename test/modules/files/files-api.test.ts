@@ -1,18 +1,17 @@
 // The file API (docs/api.md) against both databases: uploads, versions, downloads and their headers,
 // ranges, details and updates, retention, listing, move/copy/trash, folder operations that carry
 // files, public files, the trash, isolation between users, and names that never touch a path.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { collectGarbage } from '../../../src/blobs/blob-collector.js';
 import { FsBlobStore } from '../../../src/blobs/fs/fs-blob-store.js';
 import type { Config } from '../../../src/config.js';
-import type { DatabaseHandle, DialectName } from '../../../src/db/database.js';
-import { DIALECTS, build, client, signUp, type BuildOptions, type TestApp, type TestUser } from '../../helper.js';
+import type { DatabaseHandle } from '../../../src/db/database.js';
+import { DIALECTS, build, client, signUp, type TestUser } from '../../helper.js';
 import { assertError } from '../../support/errors.js';
 import { createFolder } from '../../support/folders.js';
 import { rootFolderId } from '../../support/files.js';
@@ -124,22 +123,6 @@ function walk(dir: string, prefix = ''): string[] {
   });
 }
 
-/**
- * build(), retried when PostgreSQL reports a schema that does not exist (3F000): Kysely's migrator
- * introspects every schema of the database (has_schema_privilege on each name), and fails when another
- * test drops its own schema meanwhile. The race is in the test set-up, not in the code under test.
- */
-async function buildRetrying(t: TestContext, dialect: DialectName, options?: BuildOptions): Promise<TestApp> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await build(t, dialect, options);
-    } catch (error) {
-      if (attempt >= 5 || (error as { code?: string }).code !== '3F000') throw error;
-      await sleep(50 * attempt);
-    }
-  }
-}
-
 function assertCloseTo(actualIso: string, expectedMs: number, toleranceMs: number, message?: string) {
   assert.match(actualIso, ISO_MS, message);
   const delta = Math.abs(Date.parse(actualIso) - expectedMs);
@@ -151,7 +134,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- uploads
     describe('upload', () => {
       it('multipart: several files in one request give 201 and a full detail for each', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -207,7 +190,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('raw PUT /files/upload/{folderId}?name= stores the body under that name and type', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const folder = await createFolder(user, 'Scripts');
@@ -243,7 +226,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('a POST without a file part is 400 NO_FILE_IN_UPLOAD; a non-multipart POST is 415', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -263,7 +246,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('an upload into a trashed folder is 409 and into an unknown one 404', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const folder = await createFolder(user, 'Gone');
@@ -274,7 +257,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('an empty file uploads and downloads as zero bytes', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -294,7 +277,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- name conflicts and versions
     describe('onConflict', () => {
       it('version (the default) adds a version: same id, versionCount 2, versions newest first', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -345,7 +328,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('rename picks "name (1).ext", then "(2)"; names without extension too', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -367,7 +350,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('fail answers 409 NAME_CONFLICT and changes nothing', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -385,7 +368,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('a file may not take the name of a folder beside it (409)', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -406,7 +389,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- downloads
     describe('download', () => {
       it('sends the bytes with Content-Length, ETag and safe headers; the name survives quotes, unicode and spaces', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -449,7 +432,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('?versionId= serves an old version; unknown or foreign versions are 404, malformed 400', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -478,7 +461,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('ranges: single ranges are 206 with the right bytes, across 64 KiB segment edges', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -509,7 +492,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('ranges: outside the file is 416 with Content-Range bytes */size; several ranges give the whole file', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -544,7 +527,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- details and update
     describe('details and update', () => {
       it('details is the bare file object; a malformed id is 400 INVALID_ID, an unknown one 404', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const file = await f.putOk(await rootFolderId(user), 'a.txt', 'abc', 'text/plain');
@@ -559,7 +542,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('update needs name and visibility; renames and sets visibility; answers {}', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -589,7 +572,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('retentionPeriod takes exactly the nine values and sets retainUntil = now + period', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -630,7 +613,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('retention can be extended, never shortened (409 RETENTION_SHORTENING); a plain update keeps it', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const file = await f.putOk(await rootFolderId(user), 'contract.pdf', 'signed');
@@ -667,7 +650,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- retention
     describe('retention', () => {
       it('a retained file cannot be hard-deleted, nor its old versions; it still downloads', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -699,7 +682,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('a hard delete of a folder holding a retained file, even deep down, is 409 and deletes nothing', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -735,7 +718,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('soft delete, rename, move and new versions stay allowed; emptying the trash keeps the file', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -782,7 +765,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('emptying the trash keeps a trashed folder that holds a retained file', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const folder = await createFolder(user, 'Legal');
@@ -805,7 +788,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- listing
     describe('list', () => {
       it('sorts by name, createdAt or size, both orders, and pages with nextCursor without duplicates', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -927,7 +910,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('refuses bad list parameters with 400', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const root = await rootFolderId(user);
         const f = files(app, user);
@@ -947,7 +930,7 @@ for (const dialect of DIALECTS) {
       // value is compared with the bigint size column: invalid input syntax for type bigint); expected 400
       // INVALID_CURSOR (or a page). files.service list() trusts the cursor's value types (src/lib/cursor.ts).
       it('a cursor from one sort used with another is a 400 or a page, never a 500', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const root = await rootFolderId(user);
         const f = files(app, user);
@@ -966,7 +949,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- move, copy, delete, restore
     describe('move and copy', () => {
       it('move to another folder, with a rename: the content (and old versions) still download', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1007,7 +990,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('move refuses a taken name (409), a trashed or unknown target, and bad names; nothing moves', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1041,7 +1024,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('copy: 201, a new id, the same bytes, "(copy)" in the same folder; the copy outlives the original', async (t) => {
-        const { app, database, config } = await buildRetrying(t, dialect, { config: { collectIntervalSeconds: 0 } });
+        const { app, database, config } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
         const collect = garbageCollector(database, config);
         const user = await signUp(app);
         const f = files(app, user);
@@ -1099,7 +1082,7 @@ for (const dialect of DIALECTS) {
 
     describe('delete and restore', () => {
       it('soft delete hides the file; restore puts it back in its folder, still readable', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1138,7 +1121,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('a file restored while its folder is in the trash goes to the bucket root, still readable', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1166,7 +1149,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('hard delete removes the file, its versions and its bytes from the totals', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1197,7 +1180,7 @@ for (const dialect of DIALECTS) {
 
     describe('folders carry their files', () => {
       it('copying a folder copies its files (whole subtree), readable and independent of the originals', async (t) => {
-        const { app, database, config } = await buildRetrying(t, dialect, { config: { collectIntervalSeconds: 0 } });
+        const { app, database, config } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
         const collect = garbageCollector(database, config);
         const user = await signUp(app);
         const f = files(app, user);
@@ -1245,7 +1228,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('trashing a folder trashes its files; restoring brings them back; a hard delete removes them', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1302,7 +1285,7 @@ for (const dialect of DIALECTS) {
 
     describe('versions', () => {
       it('restoring an old version makes its content current as a new version', async (t) => {
-        const { app, database, config } = await buildRetrying(t, dialect, { config: { collectIntervalSeconds: 0 } });
+        const { app, database, config } = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
         const collect = garbageCollector(database, config);
         const user = await signUp(app);
         const f = files(app, user);
@@ -1348,7 +1331,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- public files
     describe('public files', () => {
       it('GET /files/public/{hashName}: 404 while private, the content without a token once public, 404 in the trash', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1406,7 +1389,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- trash
     describe('trash', () => {
       it('GET /trash/list shows what was trashed on its own; DELETE /trash/empty deletes it for good', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1461,7 +1444,7 @@ for (const dialect of DIALECTS) {
       // tries files.remove() on the already purged file and rethrows its FILE_NOT_FOUND. The folder is gone by then,
       // so the call half-succeeds and still reports an error.
       it('emptying the trash copes with a file trashed on its own inside a folder trashed later', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1480,7 +1463,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('the trash is per user', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const owner = await signUp(app);
         const other = await signUp(app);
         const file = await files(app, owner).putOk(await rootFolderId(owner), 'mine.txt', 'mine');
@@ -1502,7 +1485,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- authorization
     describe('authorization', () => {
       it("another user's token gets 404 on every file route (403 on the folder listing) and changes nothing; no token is 401", async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const owner = await signUp(app);
         const other = await signUp(app);
         const f = files(app, owner);
@@ -1596,7 +1579,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- names
     describe('names', () => {
       it('quotes, unicode, spaces and 255 bytes are kept as given; control characters, "/" and 256 bytes are 400', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1655,7 +1638,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('multipart filenames: unicode and quotes arrive intact; path parts never become a path', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1675,7 +1658,7 @@ for (const dialect of DIALECTS) {
 
       it('no name ever reaches the filesystem: stored entries are random keys', async (t) => {
         // Every file in the blob store, the small ones too (by default they are kept in the database).
-        const { app, config } = await buildRetrying(t, dialect, { config: { inlineBlobBytes: 0 } });
+        const { app, config } = await build(t, dialect, { config: { inlineBlobBytes: 0 } });
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1742,7 +1725,7 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- multipart edge cases
     describe('multipart edge cases', () => {
       it('two parts with the same name in one request: the second becomes a new version', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
@@ -1762,7 +1745,7 @@ for (const dialect of DIALECTS) {
       // 400 INVALID_NAME, yet the first file stays stored (expected: nothing left behind; docs/api.md "A refused or
       // broken upload leaves no file, no version and no stored bytes behind"). The client gets no id for it.
       it('a request refused on a later part leaves no file behind', async (t) => {
-        const { app } = await buildRetrying(t, dialect);
+        const { app } = await build(t, dialect);
         const user = await signUp(app);
         const f = files(app, user);
         const root = await rootFolderId(user);
