@@ -77,39 +77,24 @@ async function dropRunSchemas() {
 }
 
 const files = args.length > 0 ? args : findTests('test').sort();
-// Files that run for many minutes on one core (zipdetails over 65,536 entries) start at once
-// beside the pool instead of holding one of its two places to the end.
-const BESIDE_THE_POOL = ['test/lib/zip/zip-many-entries.test.ts'];
-const beside = files.filter((f) => BESIDE_THE_POOL.includes(f.split(path.sep).join('/')));
-const pooled = files.filter((f) => !beside.includes(f));
 process.stdout.write(`Test dialects: ${dialects.join(', ')}; ${files.length} test files\n`);
-// A test that hangs fails after ten minutes instead of holding the run until CI gives up (the
-// files beside the pool set their own longer timeouts); the whole run is stopped after 80 minutes.
+// A test that hangs fails after ten minutes instead of holding the run until CI gives up; the
+// whole run is stopped after 80 minutes.
 const TEST_TIMEOUT_MS = 10 * 60_000;
 const RUN_TIMEOUT_MS = 80 * 60_000;
 const testEnv = { ...process.env, COFFRE_TEST_DIALECTS: dialects.join(','), COFFRE_TEST_DATABASE_URL: pgUrl, COFFRE_TEST_RUN_ID: runId };
 
-/** Runs test files in one node --test process; resolves with its exit code. */
-function runTests(list, concurrency, timeoutMs) {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...list],
-    { stdio: 'inherit', env: testEnv },
-  );
-  children.push(child);
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
-}
-
-const children = [];
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
+  { stdio: 'inherit', env: testEnv },
+);
 const watchdog = setTimeout(() => {
   process.stderr.write(`\nnpm test: the run took over ${RUN_TIMEOUT_MS / 60_000} minutes; stopping it.\n`);
-  for (const child of children) child.kill('SIGTERM');
+  child.kill('SIGTERM');
 }, RUN_TIMEOUT_MS);
 watchdog.unref();
-const codes = await Promise.all([
-  pooled.length > 0 ? runTests(pooled, 2, TEST_TIMEOUT_MS) : 0,
-  beside.length > 0 ? runTests(beside, 1, 78 * 60_000) : 0,
-]);
+const code = await new Promise((resolve) => child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0))));
 clearTimeout(watchdog);
 await dropRunSchemas();
-process.exit(codes.find((code) => code !== 0) ?? 0);
+process.exit(code);
