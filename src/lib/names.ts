@@ -24,6 +24,16 @@ export function assertName(name: string, field = 'name'): string {
 }
 
 /**
+ * A file name as typed, from the filename of a multipart/form-data part: browsers write a name's
+ * `"`, CR and LF as `%22`, `%0D` and `%0A` (the HTML standard's form encoding) and leave every
+ * other character, `%` included, as it is. Those three escapes are undone; a name that then holds
+ * CR or LF is refused by `assertName` like any other control character.
+ */
+export function nameFromFormData(filename: string): string {
+  return filename.replace(/%(22|0D|0A)/g, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/**
  * Candidate names for an item whose name is taken: `base (suffix)`, `base (suffix 2)`, … For
  * files the marker goes before the extension (`report (1).pdf`). Only names of at most 255 bytes.
  */

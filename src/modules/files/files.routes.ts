@@ -10,6 +10,7 @@ import { normalizeContentType, sendContent } from '../../http/content.js';
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
 import type { Metrics } from '../../http/metrics.js';
 import { trashMode } from '../../http/trash-mode.js';
+import { nameFromFormData } from '../../lib/names.js';
 import { readWholeUpTo } from '../../lib/read-whole.js';
 import { WHOLE_BODY_BYTES, announcedLength, rawUploadBody } from '../../http/raw-body.js';
 import type { Sendable } from '../../lib/sendable.js';
@@ -77,7 +78,7 @@ function multipartUpload(files: FileService, metrics: Metrics): FastifyPluginAsy
             if (!part.filename) throw new AppError('MISSING_FILE_NAME');
             uploaded.push(
               await files.uploadOne(principal, request.params.folderId, {
-                name: part.filename,
+                name: nameFromFormData(part.filename),
                 contentType: normalizeContentType(part.mimetype),
                 // Whole when small (then kept in the database, see the content core, src/content/), else streamed.
                 body: await readWholeUpTo(part.file, WHOLE_BODY_BYTES),
