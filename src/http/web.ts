@@ -89,6 +89,9 @@ export async function installWeb(app: FastifyInstance, root = findWebRoot()): Pr
     prefix: '/assets/',
     index: false,
     wildcard: true,
+    // The build wrote each asset compressed beside it (scripts/build-web.mjs): brotli or gzip
+    // as the browser accepts, with Vary: Accept-Encoding.
+    preCompressed: true,
     // Asset names carry a content hash: they never change, so browsers may keep them.
     cacheControl: false,
     setHeaders: (reply) => {

@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
+import zlib from 'node:zlib';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { buildWeb } from '../../scripts/build-web.mjs';
 import { WEB_CSP } from '../../src/http/web.js';
 import { DIALECTS, build, client, signUp } from '../helper.js';
+import { tempDir } from '../support/disk.js';
 import { fakeWebRoot } from '../support/web-root.js';
 
 const dialect = DIALECTS[0];
@@ -38,6 +43,34 @@ describe('web application routes', () => {
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.code, 'ROUTE_NOT_FOUND');
     assert.equal((await client(app).get('/assets/missing.js')).status, 404);
+  });
+
+  it('sends the built script and stylesheet compressed at build time: brotli, gzip or as they are', async (t) => {
+    const root: string = await buildWeb({ outDir: path.join(tempDir(t, 'coffre-web-built-'), 'web') });
+    const { app } = await build(t, dialect, { webRoot: root });
+    const html = (await app.inject({ method: 'GET', url: '/' })).body;
+    const assets = [...html.matchAll(/(?:src|href)="(\/assets\/app-[^"]+\.(?:js|css))"/g)].map((match) => match[1]!);
+    assert.equal(assets.length, 2, html);
+    for (const url of assets) {
+      const original = fs.readFileSync(path.join(root, url));
+      const type = url.endsWith('.js') ? /^(text|application)\/javascript/ : /^text\/css/;
+      for (const [accepted, encoding, decode] of [
+        ['gzip, deflate, br, zstd', 'br', zlib.brotliDecompressSync],
+        ['gzip', 'gzip', zlib.gunzipSync],
+        [undefined, undefined, (body: Buffer) => body],
+      ] as const) {
+        const res = await app.inject({ method: 'GET', url, headers: accepted ? { 'accept-encoding': accepted } : {} });
+        const label = `${url} for ${accepted ?? 'no Accept-Encoding'}`;
+        assert.equal(res.statusCode, 200, label);
+        assert.equal(res.headers['content-encoding'], encoding, label);
+        assert.match(String(res.headers['content-type']), type, label);
+        assert.match(String(res.headers.vary), /accept-encoding/i, label);
+        assert.match(String(res.headers['cache-control']), /max-age=31536000, immutable/, label);
+        assert.ok(decode(res.rawPayload).equals(original), `${label}: the asset's bytes`);
+        if (encoding)
+          assert.ok(res.rawPayload.length < original.length / 3, `${label}: ${res.rawPayload.length} of ${original.length} bytes`);
+      }
+    }
   });
 
   it('says how to build the app when it is not built', async (t) => {
