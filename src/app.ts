@@ -216,7 +216,8 @@ async function installApiReference(app: FastifyInstance, config: Config): Promis
         version: VERSION,
         description: `Self-hostable, end-to-end encrypted file storage and sharing.\n\n${errorCatalogDescription()}`,
       },
-      servers: [{ url: config.publicUrl }],
+      // Unset, the reference's requests go to the origin it was opened from.
+      servers: [{ url: config.publicUrl ?? '/' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },

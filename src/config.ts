@@ -31,8 +31,8 @@ export interface Config {
   readonly dataDir: string;
   /** `postgres://…` for PostgreSQL; otherwise SQLite at `<dataDir>/coffre.db`. */
   readonly databaseUrl: string | null;
-  /** Base URL used in links given to users, e.g. share links. */
-  readonly publicUrl: string;
+  /** Base URL of the links given to users (share links); null: the origin each request came to. */
+  readonly publicUrl: string | null;
   readonly registration: RegistrationPolicy;
   readonly defaultQuotaBytes: number;
   /** Largest single file accepted by an upload. */
@@ -83,7 +83,11 @@ export const CONFIG_VARIABLES = [
   ['HOST', '0.0.0.0', 'Interface to listen on'],
   ['COFFRE_DATA_DIR', './data', 'Folder for the SQLite database, the encrypted blobs (`blobs/`) and the generated master key'],
   ['DATABASE_URL', '(unset: SQLite in the data folder)', '`postgres://user@host:5432/db` to use PostgreSQL'],
-  ['COFFRE_PUBLIC_URL', 'http://localhost:<PORT>', 'Public base URL of the service, used in links'],
+  [
+    'COFFRE_PUBLIC_URL',
+    '(unset: the address each request came to)',
+    'Public base URL of the service, used in share links; unset, a link starts with the address its creator reached the server by (`X-Forwarded-Proto` and `-Host` with `COFFRE_TRUST_PROXY`)',
+  ],
   ['COFFRE_REGISTRATION', 'first-user', '`open`, `closed`, or `first-user` (sign-up only while no user exists)'],
   ['COFFRE_DEFAULT_QUOTA_BYTES', '10737418240', 'Storage quota of a new account (10 GiB)'],
   ['COFFRE_MAX_UPLOAD_BYTES', '10737418240', 'Largest file one upload accepts (10 GiB); larger is 413'],
@@ -171,7 +175,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
   const problems: string[] = [];
   const { int, bool } = envReader(env, problems);
   const port = int('PORT', 8080, 0, 65535);
-  const { registration, databaseUrl, publicUrl, blobStore, cryptoEngine, logLevel } = readChoices(env, port, problems);
+  const { registration, databaseUrl, publicUrl, blobStore, cryptoEngine, logLevel } = readChoices(env, problems);
   const config: Config = {
     port,
     host: env.HOST || '0.0.0.0',
@@ -236,7 +240,7 @@ function envReader(env: Env, problems: string[]) {
 }
 
 /** The settings that name one of a few choices, or a URL; each bad one adds a problem. */
-function readChoices(env: Env, port: number, problems: string[]) {
+function readChoices(env: Env, problems: string[]) {
   const registration = (env.COFFRE_REGISTRATION || 'first-user') as RegistrationPolicy;
   if (!['open', 'closed', 'first-user'].includes(registration)) {
     problems.push(`COFFRE_REGISTRATION must be open, closed or first-user, got "${registration}"`);
@@ -245,12 +249,8 @@ function readChoices(env: Env, port: number, problems: string[]) {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push(`DATABASE_URL must be a postgres:// URL (leave it unset for SQLite), got "${databaseUrl}"`);
   }
-  const publicUrl = (env.COFFRE_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
-  try {
-    new URL(publicUrl);
-  } catch {
-    problems.push(`COFFRE_PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
-  }
+  const publicUrl = env.COFFRE_PUBLIC_URL ? env.COFFRE_PUBLIC_URL.replace(/\/+$/, '') : null;
+  if (publicUrl && !URL.canParse(publicUrl)) problems.push(`COFFRE_PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
   const blobStore = parseBlobStore(env.COFFRE_BLOB_STORE, env.AWS_REGION, problems);
   const cryptoEngine = (env.COFFRE_CRYPTO_ENGINE || 'auto') as CryptoEngineChoice;
   if (!['auto', 'native', 'node'].includes(cryptoEngine))

@@ -35,7 +35,7 @@ describe('config: defaults', () => {
     assert.equal(config.logLevel, 'info');
     assert.equal(config.databaseUrl, null, 'SQLite unless DATABASE_URL is set');
     assert.equal(config.masterKey, null);
-    assert.equal(config.publicUrl, 'http://localhost:8080');
+    assert.equal(config.publicUrl, null, 'links take the origin of their request');
     assert.equal(config.dataDir, path.resolve('./data'));
     assert.ok(path.isAbsolute(config.dataDir));
   });
@@ -133,8 +133,9 @@ describe('config: values', () => {
     assert.equal(config.logLevel, 'warn');
   });
 
-  it('derives the public URL from the port when it is not set', () => {
-    assert.equal(loadConfig({ PORT: '3000' }).publicUrl, 'http://localhost:3000');
+  it('leaves the public URL to each request when it is not set, and refuses one that is no URL', () => {
+    assert.equal(loadConfig({ PORT: '3000', COFFRE_PUBLIC_URL: '' }).publicUrl, null);
+    assert.throws(() => loadConfig({ COFFRE_PUBLIC_URL: 'files.example.com' }), /COFFRE_PUBLIC_URL must be an absolute URL/);
   });
 
   it('accepts the three registration policies', () => {

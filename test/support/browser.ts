@@ -27,13 +27,13 @@ const buildOnce = () => (built ??= buildWeb({ outDir: webRoot, minify: false }))
 after(() => fs.rmSync(webRoot, { recursive: true, force: true }));
 
 /** A browser when the Debian chromium is installed; in CI its absence fails the test. */
-export async function launch(t: TestContext): Promise<Browser | null> {
+export async function launch(t: TestContext, extraArgs: string[] = []): Promise<Browser | null> {
   if (!fs.existsSync(CHROMIUM)) {
     assert.ok(!inCi, `${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
     t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
     return null;
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
   t.after(() => browser.close());
   return browser;
 }
@@ -62,17 +62,21 @@ export function screenshots(prefix: string) {
     page.screenshot({ path: path.join(SHOTS, `${prefix}-${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
 }
 
-/** The real server serving the built web app on a free port (its public URL on that port), and a browser. */
+/**
+ * The real server serving the built web app on a free port (its public URL on that port), and a
+ * browser. With `hostName`, the browser resolves that name to the server (as a LAN name would).
+ */
 export async function startServer(
   t: TestContext,
   dialect: DialectName,
   config: Partial<Config> = {},
+  { hostName }: { hostName?: string } = {},
 ): Promise<{ browser: Browser; base: string; app: FastifyInstance } | null> {
-  const browser = await launch(t);
+  const browser = await launch(t, hostName ? [`--host-resolver-rules=MAP ${hostName} 127.0.0.1`] : []);
   if (!browser) return null;
   const root = await buildOnce();
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://${hostName ?? '127.0.0.1'}:${port}`;
   const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
   await app.listen({ port, host: '127.0.0.1' });
   return { browser, base, app };

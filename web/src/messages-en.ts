@@ -122,6 +122,8 @@ export const en = {
   createLink: 'Create link',
   linkCreated: 'Copy the link now: its key is shown only once.',
   copyLink: 'Copy link',
+  localAddressWarning:
+    'Links made here start with {origin}, which only this computer can open. Open Coffre by its network name or address to share with others, or ask its administrator to set COFFRE_PUBLIC_URL.',
   copied: 'Copied',
   noLinks: 'No link yet.',
   uses: '{count} uses',

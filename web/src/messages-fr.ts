@@ -124,6 +124,8 @@ export const fr: Record<MessageKey, string> = {
   createLink: 'Créer le lien',
   linkCreated: 'Copiez le lien maintenant : sa clé n’est montrée qu’une fois.',
   copyLink: 'Copier le lien',
+  localAddressWarning:
+    'Les liens créés ici commencent par {origin}, que seul cet ordinateur peut ouvrir. Ouvrez Coffre par son nom ou son adresse sur le réseau pour partager avec d’autres, ou demandez à son administrateur de définir COFFRE_PUBLIC_URL.',
   copied: 'Copié',
   noLinks: 'Aucun lien pour l’instant.',
   uses: '{count} utilisations',

@@ -2,10 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
+import type { Config } from '../../config.js';
 import { principalOf } from '../../http/auth.js';
 import { CONTENT_SECURITY_HEADERS, attachmentDisposition } from '../../http/content.js';
 import { EmptyObject, Envelope, envelope, errorResponses } from '../../http/envelope.js';
 import type { Metrics } from '../../http/metrics.js';
+import { publicBaseUrl } from '../../http/public-url.js';
 import { ZIP_NOTE, ZIP_RESPONSE } from '../archives/archives.routes.js';
 import { downloadHeaders, sendDownload } from '../files/files.routes.js';
 import { FileIdParams, FolderIdParams } from '../files/files.schemas.js';
@@ -76,8 +78,8 @@ type Links = ReturnType<typeof linkService>;
 export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
   const links = linkService(ctx);
   return async (app) => {
-    manageRoutes(app, links, 'file');
-    manageRoutes(app, links, 'folder');
+    manageRoutes(app, links, 'file', ctx.config);
+    manageRoutes(app, links, 'folder', ctx.config);
     publicViewRoutes(app, links);
     publicDownloadRoutes(app, links, metrics);
     zipRoute(app, links, metrics);
@@ -85,7 +87,7 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
 }
 
 /** Create, list, change and revoke the links of a file or a folder. */
-function manageRoutes(app: App, links: Links, kind: LinkKind): void {
+function manageRoutes(app: App, links: Links, kind: LinkKind, config: Config): void {
   const base = kind === 'file' ? '/files' : '/folders';
   const tags = [kind === 'file' ? 'File links' : 'Folder links'];
   const Params = kind === 'file' ? FileIdParams : FolderIdParams;
@@ -97,7 +99,7 @@ function manageRoutes(app: App, links: Links, kind: LinkKind): void {
       schema: {
         tags,
         summary: `Create a share link to a ${kind}`,
-        description: `201 with \`shareLink\` = \`<public URL>/s/<sharedHash>#<linkKey>\`. The link key is shown only here: the server keeps the ${kind}'s key wrapped by it, never the key itself.`,
+        description: `201 with \`shareLink\` = \`<public URL>/s/<sharedHash>#<linkKey>\` (COFFRE_PUBLIC_URL, or the address the request came to). The link key is shown only here: the server keeps the ${kind}'s key wrapped by it, never the key itself.`,
         params: Params,
         body: S.CreateLinkBody,
         response: { 201: Envelope(S.CreatedLink), ...errorResponses(400, 401, 404, 409) },
@@ -105,7 +107,8 @@ function manageRoutes(app: App, links: Links, kind: LinkKind): void {
     },
     async (request, reply) => {
       reply.code(201);
-      return envelope(await links.create(principalOf(request), kind, idOf(request.params as never), request.body), 201, 'Link created');
+      const baseUrl = publicBaseUrl(request, config);
+      return envelope(await links.create(principalOf(request), kind, idOf(request.params as never), request.body, baseUrl), 201, 'Link created');
     },
   );
 

@@ -15,7 +15,8 @@ import type { LinkKind, LinkSettings } from './links.types.js';
 import { listing, summary } from './links.views.js';
 
 /** Makes a link to a file or folder the caller manages; the answer holds the only copy of its key. */
-export async function create(ctx: AppContext, principal: Principal, kind: LinkKind, itemId: string, input: LinkSettings) {
+/** Makes a link to an item the caller manages; its address starts with `baseUrl` (see publicBaseUrl). */
+export async function create(ctx: AppContext, principal: Principal, kind: LinkKind, itemId: string, input: LinkSettings, baseUrl: string) {
   const { item, key } = await loadItem(ctx, principal, kind, itemId);
   const linkKey = randomBytes(32);
   const id = newId('lnk');
@@ -42,7 +43,7 @@ export async function create(ctx: AppContext, principal: Principal, kind: LinkKi
   };
   await repo.insertLink(ctx.db, row);
   // The only place the link key exists: this response. It is not stored and not logged.
-  return { shareLink: `${ctx.config.publicUrl}/s/${row.shared_hash}#${linkKey.toString('base64url')}`, ...summary(row as ShareLinkRow) };
+  return { shareLink: `${baseUrl}/s/${row.shared_hash}#${linkKey.toString('base64url')}`, ...summary(row as ShareLinkRow) };
 }
 
 /** The live links of an item the caller manages. */

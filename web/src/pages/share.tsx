@@ -89,6 +89,7 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
     <Dialog title={t('shareTitle', { name: item.name })} onClose={props.onClose} wide id="share">
       <section aria-labelledby="links-title" class="share-section">
         <h3 id="links-title">{t('shareLinks')}</h3>
+        <LocalAddressWarning link={created} />
         {created && (
           <div class="created-link" role="status">
             <p>{t('linkCreated')}</p>
@@ -336,5 +337,25 @@ function PermissionChecks(props: { value: Permission; onChange: (change: Partial
         </label>
       ))}
     </>
+  );
+}
+
+/** Whether a host name reaches only the machine it is typed on. */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || /^127\./.test(hostname) || hostname === '[::1]';
+}
+
+/**
+ * Says so when links start with an address only this computer can open: the new link's, or the
+ * page's before one is made (the server builds links from the address it is reached by, unless
+ * its administrator set COFFRE_PUBLIC_URL).
+ */
+function LocalAddressWarning(props: { link: string | null }) {
+  const url = new URL(props.link ?? location.href);
+  if (!isLoopback(url.hostname)) return null;
+  return (
+    <p class="warning" data-testid="local-address-warning">
+      {t('localAddressWarning', { origin: url.origin })}
+    </p>
   );
 }

@@ -1,0 +1,71 @@
+// Share links that work for others (issue 34): with COFFRE_PUBLIC_URL unset, a link made from the
+// browser starts with the address the page was opened by; the share dialog warns when that
+// address is one only this computer can open.
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { DialectName } from '../../src/db/database.js';
+import { DIALECTS, signUp } from '../helper.js';
+import { newPage, screenshots, startServer } from '../support/browser.js';
+import { putFile, rootFolderId } from '../support/files.js';
+
+// Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
+declare const localStorage: any;
+
+const SLOW = { timeout: 120_000 };
+
+/** Signs the page in, opens the share dialog of `name` and creates a link; the dialog's link. */
+async function createLinkFromTheDialog(page: Page, base: string, token: string, folderId: string, name: string) {
+  await page.goto(`${base}/login`);
+  await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), token);
+  await page.goto(`${base}/files/${folderId}`);
+  await page.getByRole('button', { name: `Actions for ${name}` }).click();
+  await page.getByRole('menuitem', { name: 'Share' }).click();
+  const share = page.locator('dialog#share');
+  await share.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+  const warnedBefore = await share.getByTestId('local-address-warning').count();
+  await share.getByRole('button', { name: 'Create link' }).click();
+  const link = await share.locator('#created-link').inputValue();
+  const warning = share.getByTestId('local-address-warning');
+  return { link, warnedBefore, warning: (await warning.count()) > 0 ? await warning.innerText() : null };
+}
+
+/** A server without COFFRE_PUBLIC_URL, its owner with plan.txt, and a page; null without a browser. */
+async function setUp(t: TestContext, dialect: DialectName, hostName?: string) {
+  const started = await startServer(t, dialect, { publicUrl: null }, { hostName });
+  if (!started) return null;
+  const { browser, app, base } = started;
+  const owner = await signUp(app);
+  const root = await rootFolderId(owner);
+  await putFile(app, owner, root, 'plan.txt', 'the plan');
+  const violations: string[] = [];
+  const { context, page } = await newPage(browser, violations);
+  t.after(() => context.close());
+  const made = await createLinkFromTheDialog(page, base, owner.token, root, 'plan.txt');
+  return { base, page, made, violations };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`share link addresses in Chromium [${dialect}]`, () => {
+    it('a page opened by a network name makes links with that name, and no warning', SLOW, async (t) => {
+      const opened = await setUp(t, dialect, 'coffre.lan');
+      if (!opened) return;
+      const { base, made, violations } = opened;
+      assert.match(base, /^http:\/\/coffre\.lan:\d+$/);
+      assert.match(made.link, new RegExp(`^${base}/s/[A-Za-z0-9_-]+#[A-Za-z0-9_-]{43}$`));
+      assert.deepEqual([made.warnedBefore, made.warning], [0, null]);
+      assert.deepEqual(violations, []);
+    });
+
+    it('a page opened by 127.0.0.1 is warned that its links open on this computer only', SLOW, async (t) => {
+      const opened = await setUp(t, dialect);
+      if (!opened) return;
+      const { base, page, made, violations } = opened;
+      assert.ok(made.link.startsWith(`${base}/s/`), made.link);
+      assert.equal(made.warnedBefore, 1, 'warned before a link is made');
+      await screenshots(`link-address-local-${dialect}`)(page, 'share');
+      assert.match(made.warning ?? '', new RegExp(`start with ${base.replace(/\./g, '\\.')}, which only this computer can open`));
+      assert.deepEqual(violations, []);
+    });
+  });
+}
