@@ -21,6 +21,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { installClosingAnswer } from './http/graceful-close.js';
 import { addPageHeaders, installWeb } from './http/web.js';
 import { createMetrics, installRequestMetrics, type Metrics } from './http/metrics.js';
+import { adminRoutes } from './modules/admin/admin.routes.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { User } from './modules/accounts/accounts.schemas.js';
 import { FileDetail } from './modules/files/files.schemas.js';
@@ -237,6 +238,7 @@ function apiRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox
   return async (api) => {
     installAuth(api, ctx);
     await api.register(accountRoutes(ctx));
+    await api.register(adminRoutes(ctx));
     await api.register(folderRoutes(ctx));
     await api.register(fileRoutes(ctx, metrics));
     await api.register(permissionRoutes(ctx));

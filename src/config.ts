@@ -38,6 +38,8 @@ export interface Config {
   /** Largest single file accepted by an upload. */
   readonly maxUploadBytes: number;
   readonly sessionTtlDays: number;
+  /** Days an invitation or password-reset link stays usable. */
+  readonly invitationTtlDays: number;
   /** Largest accepted JSON request body, in bytes. */
   readonly jsonBodyLimit: number;
   /** Largest accepted WebDAV XML body (PROPFIND, PROPPATCH, LOCK), in bytes. */
@@ -92,6 +94,7 @@ export const CONFIG_VARIABLES = [
   ['COFFRE_DEFAULT_QUOTA_BYTES', '10737418240', 'Storage quota of a new account (10 GiB)'],
   ['COFFRE_MAX_UPLOAD_BYTES', '10737418240', 'Largest file one upload accepts (10 GiB); larger is 413'],
   ['COFFRE_SESSION_TTL_DAYS', '30', 'Lifetime of a login token'],
+  ['COFFRE_INVITATION_TTL_DAYS', '7', 'Lifetime of an invitation or password-reset link made by an administrator (each works once)'],
   ['COFFRE_JSON_BODY_LIMIT', '1048576', 'Largest JSON request body in bytes'],
   ['COFFRE_DAV_XML_MAX_BYTES', '1048576', 'Largest WebDAV XML request body (PROPFIND, PROPPATCH, LOCK) in bytes; larger is 413'],
   [
@@ -186,6 +189,7 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     defaultQuotaBytes: int('COFFRE_DEFAULT_QUOTA_BYTES', 10 * 1024 ** 3, 0),
     maxUploadBytes: int('COFFRE_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 1),
     sessionTtlDays: int('COFFRE_SESSION_TTL_DAYS', 30, 1, 3650),
+    invitationTtlDays: int('COFFRE_INVITATION_TTL_DAYS', 7, 1, 365),
     jsonBodyLimit: int('COFFRE_JSON_BODY_LIMIT', 1024 * 1024, 1024),
     davXmlMaxBytes: int('COFFRE_DAV_XML_MAX_BYTES', 1024 * 1024, 1024),
     bodyIdleSeconds: int('COFFRE_BODY_IDLE_SECONDS', 60, 1, 86400),

@@ -33,6 +33,12 @@ export const ERROR_CATALOG = {
   TOKEN_NOT_FOUND: { status: 404, message: 'Token not found' },
   SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
   WRONG_CURRENT_PASSWORD: { status: 403, message: 'The current password is wrong' },
+  ACCOUNT_DISABLED: { status: 403, message: 'This account is disabled: ask an administrator of this server' },
+  ADMIN_ONLY: { status: 403, message: 'Only an administrator of this server may do this' },
+  OWN_ACCOUNT: { status: 409, message: 'You cannot disable your own account' },
+  INVITATION_NOT_FOUND: { status: 404, message: 'This invitation link is not valid' },
+  INVITATION_USED: { status: 410, message: 'This invitation link was used already: ask for a new one' },
+  INVITATION_EXPIRED: { status: 410, message: 'This invitation link has expired: ask for a new one' },
 
   // Storage hierarchy
   DATAHUB_NOT_FOUND: { status: 404, message: 'Datahub not found' },

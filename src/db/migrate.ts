@@ -16,6 +16,7 @@ import * as m013 from './migrations/013-link-passes.js';
 import * as m014 from './migrations/014-dav.js';
 import * as m015 from './migrations/015-resumable-uploads.js';
 import * as m016 from './migrations/016-version-crc32.js';
+import * as m017 from './migrations/017-administrators.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '014-dav': m014,
   '015-resumable-uploads': m015,
   '016-version-crc32': m016,
+  '017-administrators': m017,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -42,9 +44,9 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 /** Every migration's name, in order: what a migrated database has applied. */
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
 
-/** Brings the schema to the latest version; returns the names of the migrations it applied. */
-export async function migrateToLatest(db: Db, schema?: string): Promise<string[]> {
-  const migrator = new Migrator({
+/** Kysely's migrator over Coffre's migrations and tables. */
+function migrator(db: Db, schema?: string): Migrator {
+  return new Migrator({
     db,
     provider,
     migrationTableName: 'coffre_migrations',
@@ -52,7 +54,17 @@ export async function migrateToLatest(db: Db, schema?: string): Promise<string[]
     // Explicit, so other schemas of the same PostgreSQL database never confuse the migrator.
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+}
+
+/** Brings the schema to the latest version; returns the names of the migrations it applied. */
+export async function migrateToLatest(db: Db, schema?: string): Promise<string[]> {
+  const { error, results } = await migrator(db, schema).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Brings the schema to the version of migration `name` (upgrade tests start from an older version). */
+export async function migrateTo(db: Db, name: string, schema?: string): Promise<void> {
+  const { error } = await migrator(db, schema).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
 }

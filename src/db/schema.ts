@@ -7,6 +7,7 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
  */
 export interface Database {
   users: UsersTable;
+  invitations: InvitationsTable;
   tokens: TokensTable;
   throttles: ThrottlesTable;
   regions: RegionsTable;
@@ -40,8 +41,28 @@ export interface UsersTable {
   used_bytes: Generated<number>;
   /** Bytes the user's uploads in flight hold against the quota (the sum of their upload_holds rows). */
   held_bytes: Generated<number>;
+  /** 1: an administrator (the first account is one). */
+  is_admin: Generated<number>;
+  /** When an administrator disabled the account; null while it may sign in. */
+  disabled_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface InvitationsTable {
+  id: string;
+  /** SHA-256 (hex) of the token in the invitation link; the token itself is never stored. */
+  token_hash: string;
+  /** `join`: a new account for `email`; `reset`: a new password for `user_id`. */
+  purpose: 'join' | 'reset';
+  email: string;
+  user_id: string | null;
+  /** The new account's quota (null: the server's default); `join` only. */
+  quota_bytes: number | null;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
 }
 
 export interface TokensTable {
@@ -319,6 +340,7 @@ export interface PermissionsTable {
 export type PermissionRow = Selectable<PermissionsTable>;
 export type NewPermission = Insertable<PermissionsTable>;
 export type UserRow = Selectable<UsersTable>;
+export type InvitationRow = Selectable<InvitationsTable>;
 export type NewUser = Insertable<UsersTable>;
 export type FileRow = Selectable<FilesTable>;
 export type ShareLinkRow = Selectable<ShareLinksTable>;

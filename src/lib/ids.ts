@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
 /** Type prefixes of every id the service hands out (docs/api.md). */
-export type IdPrefix = 'usr' | 'dhb' | 'bkt' | 'fld' | 'fil' | 'ver' | 'lnk' | 'tok' | 'prm' | 'upl';
+export type IdPrefix = 'usr' | 'dhb' | 'bkt' | 'fld' | 'fil' | 'ver' | 'lnk' | 'tok' | 'prm' | 'upl' | 'inv';
 
 // Crockford base32 in lower case: no i, l, o, u, so ids read and dictate well.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

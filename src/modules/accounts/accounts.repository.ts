@@ -72,6 +72,7 @@ const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
       'users.name',
     ])
     .where('tokens.token_hash', '=', p.tokenHash)
+    .where('users.disabled_at', 'is', null)
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', p.now)])),
 );
 

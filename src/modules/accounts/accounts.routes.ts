@@ -9,7 +9,7 @@ import { sessionRoutes } from './sessions.routes.js';
 import * as S from './accounts.schemas.js';
 
 /** The client of a request that opens a session, as the list of sessions shows it. */
-function clientOf(request: FastifyRequest): ClientInfo {
+export function clientOf(request: FastifyRequest): ClientInfo {
   return { address: request.ip, userAgent: request.headers['user-agent'] };
 }
 

@@ -14,6 +14,9 @@ export const User = Type.Object(
     defaultDatahubId: Type.Union([Type.String(), Type.Null()]),
     defaultBucketId: Type.Union([Type.String(), Type.Null()]),
     quotaBytes: Type.Integer(),
+    isAdmin: Type.Boolean({
+      description: 'An administrator of this server (the first account is one): manages the accounts under /admin/',
+    }),
     createdAt: Type.String({ format: 'date-time' }),
   },
   { $id: 'User', title: 'User' },

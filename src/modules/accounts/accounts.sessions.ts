@@ -19,7 +19,7 @@ export interface ClientInfo {
  * Opens a session for `user`. After a sign-in (`verifiedHash`: the hash its password matched),
  * only while that is still the account's password, checked under the user's row lock, which a
  * password change takes too: a sign-in racing a change either sees the new hash here or was
- * committed before the change, which then signs it out.
+ * committed before the change, which then signs it out. Disabling an account takes that lock too.
  */
 export async function issueSession(ctx: AppContext, user: UserRow, client: ClientInfo, verifiedHash?: string): Promise<Session> {
   const { db, config } = ctx;
@@ -31,7 +31,10 @@ export async function issueSession(ctx: AppContext, user: UserRow, client: Clien
   else {
     await db.transaction().execute(async (trx) => {
       await repo.lockUser(trx, ctx.database.capabilities.rowLocks, user.id);
-      if ((await repo.findUserById(trx, user.id))?.password_hash !== verifiedHash) throw new AppError('INVALID_CREDENTIALS');
+      const current = await repo.findUserById(trx, user.id);
+      if (current?.password_hash !== verifiedHash) throw new AppError('INVALID_CREDENTIALS');
+      // Disabled meanwhile: disabling deletes the tokens under this lock, so none is added after.
+      if (current.disabled_at) throw new AppError('ACCOUNT_DISABLED');
       await repo.insertToken(trx, row);
     });
   }

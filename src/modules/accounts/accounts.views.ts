@@ -17,6 +17,7 @@ export function userView(user: UserRow, config: AppContext['config']): User {
     defaultDatahubId: user.default_datahub_id,
     defaultBucketId: user.default_bucket_id,
     quotaBytes: quotaOf(user, config),
+    isAdmin: user.is_admin === 1,
     createdAt: user.created_at,
   };
 }

@@ -48,11 +48,21 @@ export async function registration(ctx: AppContext): Promise<{ policy: AppContex
   return { policy: 'open', open: true };
 }
 
+export interface NewAccountOptions {
+  /** Refuse unless no account exists yet (the first-user registration policy). */
+  onlyFirstUser?: boolean;
+  /** The account's quota (null or absent: the server's default). */
+  quotaBytes?: number | null;
+  /** Runs in the account's transaction once it is inserted (an invitation marked used). */
+  alsoInTransaction?: (trx: DbOrTrx, user: UserRow) => Promise<void>;
+}
+
 /**
  * Creates an account with its default datahub (first active location), default bucket and the
- * bucket's root folder, all in one transaction. Used by sign-up and by `coffre user create`.
+ * bucket's root folder, all in one transaction; the first account is an administrator. Used by
+ * sign-up, invitations and `coffre user create`.
  */
-export async function createUser(ctx: AppContext, input: NewAccount, options: { onlyFirstUser?: boolean } = {}): Promise<UserRow> {
+export async function createUser(ctx: AppContext, input: NewAccount, options: NewAccountOptions = {}): Promise<UserRow> {
   const { db } = ctx;
   const email = normalizeEmail(input.email);
   // Hashed before the e-mail is looked up: a taken e-mail then costs the same Argon2 work as a
@@ -62,12 +72,14 @@ export async function createUser(ctx: AppContext, input: NewAccount, options: { 
   const now = nowIso();
   try {
     return await db.transaction().execute(async (trx) => {
-      if (options.onlyFirstUser) {
-        // Checked again under a lock: concurrent first sign-ups must not all pass the check.
-        await repo.lockUserCreation(trx, ctx.database.capabilities.rowLocks);
-        if ((await repo.countUsers(trx)) > 0) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
-      }
-      return insertAccount(ctx, trx, { email, name: input.name.trim(), passwordHash }, now);
+      // Counted under a lock: of concurrent first sign-ups, one alone is the first account.
+      await repo.lockUserCreation(trx, ctx.database.capabilities.rowLocks);
+      const first = (await repo.countUsers(trx)) === 0;
+      if (options.onlyFirstUser && !first) throw new AppError('REGISTRATION_CLOSED', FIRST_USER_TAKEN);
+      const account = { email, name: input.name.trim(), passwordHash, isAdmin: first, quotaBytes: options.quotaBytes ?? null };
+      const user = await insertAccount(ctx, trx, account, now);
+      await options.alsoInTransaction?.(trx, user);
+      return user;
     });
   } catch (error) {
     // Two sign-ups with one e-mail at once: the unique index decides.
@@ -80,7 +92,7 @@ export async function createUser(ctx: AppContext, input: NewAccount, options: { 
 async function insertAccount(
   ctx: AppContext,
   trx: DbOrTrx,
-  account: { email: string; name: string; passwordHash: string },
+  account: { email: string; name: string; passwordHash: string; isAdmin: boolean; quotaBytes: number | null },
   now: string,
 ): Promise<UserRow> {
   const location = await findFirstActiveLocation(trx);
@@ -90,11 +102,13 @@ async function insertAccount(
     email: account.email,
     name: account.name,
     password_hash: account.passwordHash,
-    quota_bytes: null,
+    quota_bytes: account.quotaBytes,
     default_datahub_id: null,
     default_bucket_id: null,
     used_bytes: 0,
     held_bytes: 0,
+    is_admin: account.isAdmin ? 1 : 0,
+    disabled_at: null,
     created_at: now,
     updated_at: now,
   };

@@ -45,6 +45,8 @@ export async function checkPassword(
   dummyHash ??= hashPassword('coffre-timing-equaliser');
   const ok = await verify(user?.password_hash ?? (await dummyHash), input.password);
   if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
+  // Said only to whoever knows the password: a disabled account is not told apart from a wrong guess.
+  if (user.disabled_at) throw new AppError('ACCOUNT_DISABLED');
   // Only failures count: a success clears the account's counter and gives back its address attempt.
   await clearAttempts(db, [accountRule.key]);
   await refundAttempt(db, [addressRule.key]);

@@ -108,7 +108,11 @@ function manageRoutes(app: App, links: Links, kind: LinkKind, config: Config): v
     async (request, reply) => {
       reply.code(201);
       const baseUrl = publicBaseUrl(request, config);
-      return envelope(await links.create(principalOf(request), kind, idOf(request.params as never), request.body, baseUrl), 201, 'Link created');
+      return envelope(
+        await links.create(principalOf(request), kind, idOf(request.params as never), request.body, baseUrl),
+        201,
+        'Link created',
+      );
     },
   );
 

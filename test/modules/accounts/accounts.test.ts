@@ -10,7 +10,7 @@ const PASSWORD = 'correct horse battery';
 const DAY_MS = 86_400_000;
 const GIB = 1024 ** 3;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const USER_KEYS = ['createdAt', 'defaultBucketId', 'defaultDatahubId', 'email', 'id', 'name', 'quotaBytes'];
+const USER_KEYS = ['createdAt', 'defaultBucketId', 'defaultDatahubId', 'email', 'id', 'isAdmin', 'name', 'quotaBytes'];
 const TOKEN_KEYS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name'];
 const ID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
 const id = (prefix: string) => new RegExp(`^${prefix}_${ID_BODY}$`);
