@@ -51,6 +51,8 @@ export const WEB_PAGES = [
   '/shared',
   '/trash',
   '/app-passwords',
+  '/users',
+  '/invite/:token',
   '/s/:sharedHash',
 ] as const;
 

@@ -25,6 +25,8 @@ describe('web application routes', () => {
       '/shared',
       '/trash',
       '/app-passwords',
+      '/users',
+      '/invite/AbCdEf0123456789_-AbCdEf0123456789_-AbCdEf0',
       '/s/Q2hhbmdlIG1lIQ',
     ]) {
       const res = await app.inject({ method: 'GET', url });

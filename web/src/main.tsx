@@ -5,9 +5,11 @@ import { lang, setLang, t, type Lang } from './i18n';
 import { AppPasswordsPage } from './pages/app-passwords';
 import { AuthPage } from './pages/auth';
 import { FolderPage } from './pages/files';
+import { InvitePage } from './pages/invite';
 import { PublicLinkPage } from './pages/public';
 import { SharedWithMePage } from './pages/shared';
 import { TrashPage } from './pages/trash';
+import { UsersPage } from './pages/users';
 import { StorageBar, UploadPanel } from './pages/widgets';
 import { Link, Notices, navigate, useLang, usePath } from './ui';
 import { forgetUnfinishedUploads } from './upload';
@@ -19,6 +21,7 @@ export interface Me {
   name: string;
   defaultBucketId: string | null;
   defaultDatahubId: string | null;
+  isAdmin: boolean;
 }
 export interface BucketInfo {
   id: string;
@@ -101,7 +104,7 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
 
   const path = props.path;
   let page;
-  let section: 'files' | 'shared' | 'trash' | 'app-passwords' = 'files';
+  let section: 'files' | 'shared' | 'trash' | 'app-passwords' | 'users' = 'files';
   const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
   if (folderMatch) {
     page = (
@@ -122,6 +125,9 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   } else if (path === '/app-passwords') {
     section = 'app-passwords';
     page = <AppPasswordsPage email={me?.email ?? ''} />;
+  } else if (path === '/users' && me?.isAdmin) {
+    section = 'users';
+    page = <UsersPage selfId={me.id} />;
   } else if (path === '/' || path === '/files' || path === '/login' || path === '/signup') {
     if (bucket) queueMicrotask(() => navigate(`/files/${bucket.rootFolderId}`, true));
     page = <p class="loading">{t('loading')}</p>;
@@ -206,6 +212,13 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
               {t('appPasswords')}
             </Link>
           </li>
+          {me?.isAdmin && (
+            <li>
+              <Link href="/users" aria-current={section === 'users' ? 'page' : undefined}>
+                {t('users')}
+              </Link>
+            </li>
+          )}
         </ul>
         <StorageBar tick={storageTick} />
       </nav>
@@ -225,13 +238,25 @@ function App() {
   useEffect(() => {
     whenSignedOut(() => {
       setSignedIn(false);
-      if (!location.pathname.startsWith('/s/')) navigate(`/login?next=${encodeURIComponent(location.pathname)}`, true);
+      if (!location.pathname.startsWith('/s/') && !location.pathname.startsWith('/invite/'))
+        navigate(`/login?next=${encodeURIComponent(location.pathname)}`, true);
     });
   }, []);
   useEffect(() => {
     document.documentElement.lang = lang();
   });
 
+  // An invitation link opens its own page, signed in or not: accepting it signs in as its account.
+  if (path.startsWith('/invite/')) {
+    return (
+      <>
+        <InvitePage token={path.slice('/invite/'.length)} onSignedIn={() => setSignedIn(true)} />
+        <div class="public-lang">
+          <LanguageSwitcher />
+        </div>
+      </>
+    );
+  }
   if (path.startsWith('/s/')) {
     return (
       <>

@@ -218,6 +218,18 @@ export async function copyText(text: string, input?: HTMLInputElement | null): P
 }
 
 /** An error message announced to screen readers; nothing when `text` is empty. */
+/** A read-only field holding a value shown once (a link, a password) and the button that copies it. */
+export function CopyField(props: { id: string; value: string; label: string; buttonLabel: string }) {
+  return (
+    <div class="copy-row">
+      <input id={props.id} readOnly value={props.value} aria-label={props.label} onFocus={(e) => e.currentTarget.select()} />
+      <button type="button" class="primary" onClick={() => copyText(props.value, document.getElementById(props.id) as HTMLInputElement)}>
+        {props.buttonLabel}
+      </button>
+    </div>
+  );
+}
+
 export function Alert(props: { text: string }) {
   if (!props.text) return null;
   return (

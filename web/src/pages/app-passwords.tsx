@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatDate } from '../format';
 import { errorText, t } from '../i18n';
-import { Alert, Confirm, TableHead, copyText, notify, useLang } from '../ui';
+import { Alert, Confirm, CopyField, TableHead, notify, useLang } from '../ui';
 
 /** A personal access token as `GET /api/auth/tokens` lists it (never the token itself). */
 interface AppPassword {
@@ -23,22 +23,7 @@ function CreatedPassword(props: { token: string; email: string }) {
   return (
     <div class="created-link app-password-created" role="status">
       <p>{t('appPasswordCreated')}</p>
-      <div class="copy-row">
-        <input
-          id="created-app-password"
-          readOnly
-          value={props.token}
-          aria-label={t('appPasswords')}
-          onFocus={(e) => e.currentTarget.select()}
-        />
-        <button
-          type="button"
-          class="primary"
-          onClick={() => copyText(props.token, document.getElementById('created-app-password') as HTMLInputElement)}
-        >
-          {t('copyAppPassword')}
-        </button>
-      </div>
+      <CopyField id="created-app-password" value={props.token} label={t('appPasswords')} buttonLabel={t('copyAppPassword')} />
       <dl class="webdav-settings">
         <dt>{t('webdavAddress')}</dt>
         <dd>

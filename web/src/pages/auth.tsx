@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, setToken } from '../api';
 import { errorText, t } from '../i18n';
 import { Link, navigate, Alert } from '../ui';
+import { AuthCard, NameField, NewPasswordField } from './account-fields';
 
 /** Sign-in and sign-up; sign-up is offered only while the registration policy accepts one. */
 export function AuthPage(props: { mode: 'login' | 'signup'; onSignedIn: () => void }) {
@@ -38,80 +39,52 @@ export function AuthPage(props: { mode: 'login' | 'signup'; onSignedIn: () => vo
 
   const closed = signup && registration && !registration.open;
   return (
-    <main id="main" class="auth">
-      <div class="auth-card">
-        <h1 class="brand-title">
-          <img src="/favicon.svg" alt="" width={32} height={32} /> {t('appName')}
-        </h1>
-        <h2>{signup ? t('signUp') : t('signIn')}</h2>
-        {closed ? (
-          <p class="error" role="alert">
-            {t('registrationClosed')}
-          </p>
-        ) : (
-          <form onSubmit={submit} aria-busy={busy}>
-            {signup && (
-              <label class="field">
-                <span>{t('name')}</span>
-                <input
-                  name="name"
-                  autoComplete="name"
-                  required
-                  maxLength={100}
-                  value={name}
-                  onInput={(e) => setName(e.currentTarget.value)}
-                />
-              </label>
-            )}
-            <label class="field">
-              <span>{t('email')}</span>
-              <input
-                name="email"
-                type="email"
-                autoComplete="email"
-                required
-                value={email}
-                onInput={(e) => setEmail(e.currentTarget.value)}
-              />
-            </label>
+    <AuthCard title={signup ? t('signUp') : t('signIn')}>
+      {closed ? (
+        <p class="error" role="alert">
+          {t('registrationClosed')}
+        </p>
+      ) : (
+        <form onSubmit={submit} aria-busy={busy}>
+          {signup && <NameField value={name} onInput={setName} />}
+          <label class="field">
+            <span>{t('email')}</span>
+            <input name="email" type="email" autoComplete="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          </label>
+          {signup ? (
+            <NewPasswordField label={t('password')} value={password} onInput={setPassword} />
+          ) : (
             <label class="field">
               <span>{t('password')}</span>
               <input
                 name="password"
                 type="password"
-                autoComplete={signup ? 'new-password' : 'current-password'}
+                autoComplete="current-password"
                 required
-                minLength={signup ? 8 : undefined}
-                aria-describedby={signup ? 'password-hint' : undefined}
                 value={password}
                 onInput={(e) => setPassword(e.currentTarget.value)}
               />
-              {signup && (
-                <small id="password-hint" class="hint">
-                  {t('passwordHint')}
-                </small>
-              )}
             </label>
-            <Alert text={error} />
-            <button type="submit" class="primary wide" disabled={busy}>
-              {busy ? t('working') : signup ? t('signUp') : t('signIn')}
-            </button>
-          </form>
-        )}
-        <p class="switch">
-          {signup ? (
-            <>
-              {t('haveAccount')} <Link href="/login">{t('signIn')}</Link>
-            </>
-          ) : (
-            registration?.open && (
-              <>
-                {t('noAccount')} <Link href="/signup">{t('signUp')}</Link>
-              </>
-            )
           )}
-        </p>
-      </div>
-    </main>
+          <Alert text={error} />
+          <button type="submit" class="primary wide" disabled={busy}>
+            {busy ? t('working') : signup ? t('signUp') : t('signIn')}
+          </button>
+        </form>
+      )}
+      <p class="switch">
+        {signup ? (
+          <>
+            {t('haveAccount')} <Link href="/login">{t('signIn')}</Link>
+          </>
+        ) : (
+          registration?.open && (
+            <>
+              {t('noAccount')} <Link href="/signup">{t('signUp')}</Link>
+            </>
+          )
+        )}
+      </p>
+    </AuthCard>
   );
 }

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatDate } from '../format';
 import { errorText, t } from '../i18n';
-import { Alert, Confirm, Dialog, Icon, copyText, notify } from '../ui';
+import { Alert, Confirm, CopyField, Dialog, Icon, notify } from '../ui';
 import type { Item } from './items';
 
 /** Links and per-user permissions of one file or folder. */
@@ -93,16 +93,7 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
         {created && (
           <div class="created-link" role="status">
             <p>{t('linkCreated')}</p>
-            <div class="copy-row">
-              <input id="created-link" readOnly value={created} aria-label={t('shareLinks')} onFocus={(e) => e.currentTarget.select()} />
-              <button
-                type="button"
-                class="primary"
-                onClick={() => copyText(created, document.getElementById('created-link') as HTMLInputElement)}
-              >
-                {t('copyLink')}
-              </button>
-            </div>
+            <CopyField id="created-link" value={created} label={t('shareLinks')} buttonLabel={t('copyLink')} />
           </div>
         )}
         {links.length === 0 ? (
