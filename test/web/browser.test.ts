@@ -51,7 +51,8 @@ for (const dialect of DIALECTS) {
       await page.locator('dialog#prompt').getByRole('button', { name: 'Create' }).click();
       await page.locator('tr[data-name="Reports"] .item-name').click();
       await page.locator('.breadcrumbs [aria-current="page"]', { hasText: 'Reports' }).waitFor();
-      assert.match(await page.locator('.display-path').innerText(), /^\/Reports$/);
+      assert.deepEqual(await page.locator('.breadcrumbs li').allInnerTexts(), ['My files', 'Reports']);
+      assert.equal(await page.title(), 'Reports · Coffre');
 
       // ---- upload two files through the file input ----
       const alpha = randomBytes(150_000); // three segments of 64 KiB

@@ -12,6 +12,7 @@ import { TrashPage } from './pages/trash';
 import { UsersPage } from './pages/users';
 import { StorageBar, UploadPanel } from './pages/widgets';
 import { Link, Notices, navigate, useLang, usePath } from './ui';
+import { setTheme, theme, type Theme } from './theme';
 import { forgetUnfinishedUploads } from './upload';
 import './styles.css';
 
@@ -49,6 +50,39 @@ function LanguageSwitcher() {
         <option value="fr">Français</option>
       </select>
     </label>
+  );
+}
+
+function ThemeSwitcher() {
+  useLang();
+  const [current, setCurrent] = useState<Theme>(theme);
+  return (
+    <label class="theme-switch">
+      <span class="visually-hidden">{t('theme')}</span>
+      <select
+        value={current}
+        aria-label={t('theme')}
+        onChange={(e) => {
+          const next = e.currentTarget.value as Theme;
+          setTheme(next);
+          setCurrent(next);
+        }}
+      >
+        <option value="system">{t('themeSystem')}</option>
+        <option value="light">{t('themeLight')}</option>
+        <option value="dark">{t('themeDark')}</option>
+      </select>
+    </label>
+  );
+}
+
+/** The switches of every page: language and theme. */
+function Preferences() {
+  return (
+    <>
+      <LanguageSwitcher />
+      <ThemeSwitcher />
+    </>
   );
 }
 
@@ -149,37 +183,42 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
         <Link href="/files" class="brand">
           <img src="/favicon.svg" alt="" width={24} height={24} /> <span>{t('appName')}</span>
         </Link>
+        {/* Chosen only when there is a choice: one datahub of one bucket stays out of the way. */}
         <div class="switcher">
-          <label>
-            <span class="visually-hidden">{t('datahub')}</span>
-            <select
-              aria-label={t('datahub')}
-              value={hub?.id ?? ''}
-              onChange={(e) => {
-                const h = datahubs.find((x) => x.id === e.currentTarget.value);
-                if (h?.buckets[0]) chooseBucket(h.buckets[0].id);
-              }}
-            >
-              {datahubs.map((h) => (
-                <option key={h.id} value={h.id}>
-                  {h.name} · {h.locationLabel}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            <span class="visually-hidden">{t('bucket')}</span>
-            <select aria-label={t('bucket')} value={bucket?.id ?? ''} onChange={(e) => chooseBucket(e.currentTarget.value)}>
-              {(hub?.buckets ?? []).map((b) => (
-                <option key={b.id} value={b.id}>
-                  {b.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          {datahubs.length > 1 && (
+            <label>
+              <span class="visually-hidden">{t('datahub')}</span>
+              <select
+                aria-label={t('datahub')}
+                value={hub?.id ?? ''}
+                onChange={(e) => {
+                  const h = datahubs.find((x) => x.id === e.currentTarget.value);
+                  if (h?.buckets[0]) chooseBucket(h.buckets[0].id);
+                }}
+              >
+                {datahubs.map((h) => (
+                  <option key={h.id} value={h.id}>
+                    {h.name} · {h.locationLabel}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          {(hub?.buckets.length ?? 0) > 1 && (
+            <label>
+              <span class="visually-hidden">{t('bucket')}</span>
+              <select aria-label={t('bucket')} value={bucket?.id ?? ''} onChange={(e) => chooseBucket(e.currentTarget.value)}>
+                {(hub?.buckets ?? []).map((b) => (
+                  <option key={b.id} value={b.id}>
+                    {b.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
         </div>
         <div class="topbar-end">
-          <LanguageSwitcher />
+          <Preferences />
           {me && (
             <span class="user" title={me.email}>
               {me.name}
@@ -252,7 +291,7 @@ function App() {
       <>
         <InvitePage token={path.slice('/invite/'.length)} onSignedIn={() => setSignedIn(true)} />
         <div class="public-lang">
-          <LanguageSwitcher />
+          <Preferences />
         </div>
       </>
     );
@@ -262,7 +301,7 @@ function App() {
       <>
         <PublicLinkPage sharedHash={path.slice(3)} />
         <div class="public-lang">
-          <LanguageSwitcher />
+          <Preferences />
         </div>
       </>
     );
@@ -274,7 +313,7 @@ function App() {
       <>
         <AuthPage mode={path === '/signup' ? 'signup' : 'login'} onSignedIn={() => setSignedIn(true)} />
         <div class="public-lang">
-          <LanguageSwitcher />
+          <Preferences />
         </div>
       </>
     );
@@ -282,4 +321,5 @@ function App() {
   return <Shell path={path} onSignedOut={() => setSignedIn(false)} />;
 }
 
+setTheme(theme());
 render(<App />, document.getElementById('app')!);

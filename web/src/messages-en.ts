@@ -235,6 +235,13 @@ export const en = {
   newPassword: 'New password',
   joinButton: 'Join',
   setPassword: 'Set the password',
+  keyboardShortcuts: 'Keyboard shortcuts',
+  oneItem: '1 item',
+  itemCount: '{count} items',
+  theme: 'Theme',
+  themeSystem: 'System theme',
+  themeLight: 'Light',
+  themeDark: 'Dark',
 };
 
 export type MessageKey = keyof typeof en;

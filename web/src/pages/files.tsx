@@ -97,6 +97,8 @@ export function FolderPage(props: {
   if (!detail) return <p class="loading">{t('loading')}</p>;
   const bucket = props.buckets.find((b) => b.id === detail.bucketId);
   const pickerRoot = bucket?.rootFolderId ?? crumbs[0]?.id ?? folderId;
+  const rootLabel = props.buckets.length > 1 && bucket ? bucket.name : t('files');
+  document.title = `${detail.isRoot ? rootLabel : detail.name} · ${t('appName')}`;
 
   return (
     <div
@@ -115,15 +117,19 @@ export function FolderPage(props: {
       <FolderHeader
         folder={detail}
         crumbs={crumbs}
-        bucketName={bucket?.name}
+        rootLabel={rootLabel}
+        showPath={props.buckets.length > 1}
         onNewFolder={() => setDialog({ type: 'newFolder' })}
         onShare={() =>
           setDialog({ type: 'share', item: { kind: 'folder', id: detail.id, name: detail.name, date: detail.updatedAt, raw: detail } })
         }
       />
-      <p class="hint" id="keyboard-help">
-        {t('keyboardHelp')}
-      </p>
+      <details class="keyboard-help">
+        <summary>{t('keyboardShortcuts')}</summary>
+        <p class="hint" id="keyboard-help">
+          {t('keyboardHelp')}
+        </p>
+      </details>
       <SelectionBar items={items} selection={selection} folder={detail} pickerRoot={pickerRoot} onChanged={changed} />
       <div class="list-and-details">
         <div class="list">
@@ -145,7 +151,9 @@ export function FolderPage(props: {
             />
           )}
           <p class="paging">
-            {t('showing', { shown: items.length, total })}
+            {items.length < total
+              ? t('showing', { shown: items.length, total })
+              : t(total === 1 ? 'oneItem' : 'itemCount', { count: total })}
             {more && (
               <button type="button" onClick={loadMore}>
                 {t('loadMore')}

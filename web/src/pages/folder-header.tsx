@@ -7,7 +7,10 @@ import { startUploads } from './widgets';
 export function FolderHeader(props: {
   folder: any;
   crumbs: { id: string; name: string }[];
-  bucketName?: string;
+  /** What the bucket's root folder is called: "My files", or the bucket's name when there are several. */
+  rootLabel: string;
+  /** Whether the folder's full path (with its bucket and datahub) helps: only with several buckets. */
+  showPath: boolean;
   onNewFolder: () => void;
   onShare: () => void;
 }) {
@@ -19,16 +22,18 @@ export function FolderHeader(props: {
           {props.crumbs.map((c, i) => (
             <li key={c.id}>
               {i === props.crumbs.length - 1 ? (
-                <span aria-current="page">{c.name === '/' ? (props.bucketName ?? '/') : c.name}</span>
+                <span aria-current="page">{c.name === '/' ? props.rootLabel : c.name}</span>
               ) : (
-                <Link href={`/files/${c.id}`}>{c.name === '/' ? (props.bucketName ?? '/') : c.name}</Link>
+                <Link href={`/files/${c.id}`}>{c.name === '/' ? props.rootLabel : c.name}</Link>
               )}
             </li>
           ))}
         </ol>
-        <span class="display-path" title={props.folder.locationLabel}>
-          {props.folder.displayPath}
-        </span>
+        {props.showPath && (
+          <span class="display-path" title={props.folder.locationLabel}>
+            {props.folder.displayPath}
+          </span>
+        )}
       </nav>
       {props.folder.ownerFolder && <p class="shared-note">{t('sharedBy', { name: props.folder.ownerFolder.name })}</p>}
       <div class="toolbar" role="toolbar" aria-label={t('colActions')}>
