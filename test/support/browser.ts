@@ -81,3 +81,10 @@ export async function startServer(
   await app.listen({ port, host: '127.0.0.1' });
   return { browser, base, app };
 }
+
+/** Signs `page` in with a bearer token (as the app keeps it after a sign-in) and opens `path`. */
+export async function openSignedIn(page: Page, base: string, token: string, path: string): Promise<void> {
+  await page.goto(`${base}/login`);
+  await page.evaluate((value: string) => (globalThis as any).localStorage.setItem('coffre.token', value), token);
+  await page.goto(`${base}${path}`);
+}

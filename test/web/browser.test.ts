@@ -439,6 +439,7 @@ for (const dialect of DIALECTS) {
       await details.getByLabel('Visibility').selectOption('public');
       await details.getByLabel('Retention').selectOption('30d');
       await details.getByRole('button', { name: 'Save' }).click();
+      await page.locator('dialog#confirm').getByRole('button', { name: 'Make public' }).click();
       await details.getByText('Kept until').waitFor();
       const publicHref = await details.getByRole('link', { name: /\/api\/files\/public\// }).getAttribute('href');
       assert.equal(await (await fetch(`${base}${publicHref}`)).text(), 'version one');

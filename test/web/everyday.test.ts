@@ -4,14 +4,22 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DIALECTS, signUp } from '../helper.js';
-import { newPage, screenshots, startServer } from '../support/browser.js';
+import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
-declare const localStorage: any, document: any, getComputedStyle: any;
+declare const document: any, getComputedStyle: any;
 
 const SLOW = { timeout: 120_000 };
-const background = (page: Page) => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor as string);
+/** Waits (up to 5 s: the system's change arrives as an event) for the page's background to be `colour`. */
+async function assertBackground(page: Page, colour: string, label?: string): Promise<void> {
+  await page
+    .waitForFunction((expected: string) => getComputedStyle(document.documentElement).backgroundColor === expected, colour, {
+      timeout: 5_000,
+    })
+    .catch(() => {});
+  assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor as string), colour, label);
+}
 
 for (const dialect of DIALECTS) {
   describe(`everyday screens in Chromium [${dialect}]`, () => {
@@ -25,9 +33,7 @@ for (const dialect of DIALECTS) {
       const violations: string[] = [];
       const { context, page } = await newPage(browser, violations);
       t.after(() => context.close());
-      await page.goto(`${base}/login`);
-      await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), owner.token);
-      await page.goto(`${base}/files/${root}`);
+      await openSignedIn(page, base, owner.token, `/files/${root}`);
       await page.locator('tr[data-name="notes.txt"]').waitFor();
       assert.equal(await page.getByRole('combobox', { name: 'Datahub' }).count(), 0);
       assert.equal(await page.getByRole('combobox', { name: 'Bucket' }).count(), 0);
@@ -68,25 +74,23 @@ for (const dialect of DIALECTS) {
       const violations: string[] = [];
       const { context, page } = await newPage(browser, violations, { colorScheme: 'dark' });
       t.after(() => context.close());
-      await page.goto(`${base}/login`);
-      await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), owner.token);
-      await page.goto(`${base}/files`);
+      await openSignedIn(page, base, owner.token, `/files`);
       const theme = page.getByRole('combobox', { name: 'Theme' });
       await theme.waitFor();
-      assert.equal(await background(page), 'rgb(21, 23, 27)', 'dark, as the system says');
+      await assertBackground(page, 'rgb(21, 23, 27)', 'dark, as the system says');
       await screenshots(`everyday-dark-${dialect}`)(page, 'dark');
       await theme.selectOption('light');
-      assert.equal(await background(page), 'rgb(245, 246, 248)');
+      await assertBackground(page, 'rgb(245, 246, 248)');
       await page.reload();
       await page.getByRole('combobox', { name: 'Theme' }).waitFor();
-      assert.equal(await background(page), 'rgb(245, 246, 248)', 'the choice outlives a reload');
+      await assertBackground(page, 'rgb(245, 246, 248)', 'the choice outlives a reload');
       await page.getByRole('combobox', { name: 'Theme' }).selectOption('system');
-      assert.equal(await background(page), 'rgb(21, 23, 27)');
+      await assertBackground(page, 'rgb(21, 23, 27)');
       await page.emulateMedia({ colorScheme: 'light' });
-      assert.equal(await background(page), 'rgb(245, 246, 248)', 'the system turning light while the page is open');
+      await assertBackground(page, 'rgb(245, 246, 248)', 'the system turning light while the page is open');
       await page.emulateMedia({ colorScheme: 'dark' });
       await page.goto(`${base}/login`);
-      assert.equal(await background(page), 'rgb(21, 23, 27)', 'the signed-out pages too');
+      await assertBackground(page, 'rgb(21, 23, 27)', 'the signed-out pages too');
       assert.deepEqual(violations, []);
     });
   });

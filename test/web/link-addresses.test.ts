@@ -6,19 +6,14 @@ import { describe, it, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { DialectName } from '../../src/db/database.js';
 import { DIALECTS, signUp } from '../helper.js';
-import { newPage, screenshots, startServer } from '../support/browser.js';
+import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
-
-// Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
-declare const localStorage: any;
 
 const SLOW = { timeout: 120_000 };
 
 /** Signs the page in, opens the share dialog of `name` and creates a link; the dialog's link. */
 async function createLinkFromTheDialog(page: Page, base: string, token: string, folderId: string, name: string) {
-  await page.goto(`${base}/login`);
-  await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), token);
-  await page.goto(`${base}/files/${folderId}`);
+  await openSignedIn(page, base, token, `/files/${folderId}`);
   await page.getByRole('button', { name: `Actions for ${name}` }).click();
   await page.getByRole('menuitem', { name: 'Share' }).click();
   const share = page.locator('dialog#share');

@@ -7,10 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DIALECTS, signUp } from '../helper.js';
-import { newPage, screenshots, startServer } from '../support/browser.js';
-
-// Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
-declare const localStorage: any;
+import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 
 const COLLEAGUE = 'camille@example.com';
 
@@ -53,9 +50,7 @@ for (const dialect of DIALECTS) {
         const adminSide = await newPage(browser, violations);
         t.after(() => adminSide.context.close());
         const page = adminSide.page;
-        await page.goto(`${base}/login`);
-        await page.evaluate((value: string) => localStorage.setItem('coffre.token', value), admin.token);
-        await page.goto(`${base}/files`);
+        await openSignedIn(page, base, admin.token, `/files`);
         await page.getByRole('link', { name: 'Users' }).click();
         await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
 

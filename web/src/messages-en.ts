@@ -242,6 +242,18 @@ export const en = {
   themeSystem: 'System theme',
   themeLight: 'Light',
   themeDark: 'Dark',
+  folderCreated: 'Folder “{name}” created',
+  renamedTo: 'Renamed to “{name}”',
+  movedItem: '“{name}” moved',
+  copiedItem: '“{name}” copied',
+  newVersionOf: 'new version',
+  savedAsVersion: '“{name}” was saved as a new version of the file already there',
+  hideUploads: 'Hide the uploads',
+  showUploads: 'Show the uploads',
+  closeUploads: 'Close the uploads',
+  confirmPublic:
+    'Make it public? Anyone who has its public address can download it without signing in or any key: the server decrypts it for them.',
+  makePublic: 'Make public',
 };
 
 export type MessageKey = keyof typeof en;

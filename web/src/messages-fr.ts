@@ -246,4 +246,16 @@ export const fr: Record<MessageKey, string> = {
   themeSystem: 'Thème du système',
   themeLight: 'Clair',
   themeDark: 'Sombre',
+  folderCreated: 'Dossier « {name} » créé',
+  renamedTo: 'Renommé en « {name} »',
+  movedItem: '« {name} » déplacé',
+  copiedItem: '« {name} » copié',
+  newVersionOf: 'nouvelle version',
+  savedAsVersion: '« {name} » a été enregistré comme nouvelle version du fichier déjà présent',
+  hideUploads: 'Masquer les envois',
+  showUploads: 'Afficher les envois',
+  closeUploads: 'Fermer les envois',
+  confirmPublic:
+    'Le rendre public ? Toute personne qui a son adresse publique peut le télécharger sans se connecter ni clé : le serveur le déchiffre pour elle.',
+  makePublic: 'Rendre public',
 };

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatDate, formatSize } from '../format';
 import { errorText, t } from '../i18n';
-import { Alert, notify } from '../ui';
+import { Alert, Confirm, notify } from '../ui';
 import type { Item } from './items';
 import { downloadOwnFile } from './widgets';
 
@@ -16,6 +16,7 @@ export function DetailsPanel(props: { item: Item | null; folder: any; onChanged:
   const [visibility, setVisibility] = useState('private');
   const [retention, setRetention] = useState('');
   const [error, setError] = useState('');
+  const [confirmingPublic, setConfirmingPublic] = useState(false);
   const reload = useCallback(async () => {
     if (!item) return;
     setError('');
@@ -42,8 +43,7 @@ export function DetailsPanel(props: { item: Item | null; folder: any; onChanged:
   }, [reload]);
 
   if (!item) return <aside class="details empty-details">{t('selectItem')}</aside>;
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const persist = async () => {
     setError('');
     try {
       if (item.kind === 'file')
@@ -55,6 +55,12 @@ export function DetailsPanel(props: { item: Item | null; folder: any; onChanged:
     } catch (err) {
       setError(errorText(err));
     }
+  };
+  // Making an item public hands out an address that needs no key: said, and confirmed, first.
+  const save = (e: Event) => {
+    e.preventDefault();
+    if (visibility === 'public' && detail.visibility !== 'public') setConfirmingPublic(true);
+    else persist();
   };
   return (
     <aside class="details" aria-labelledby="details-title">
@@ -178,6 +184,17 @@ export function DetailsPanel(props: { item: Item | null; folder: any; onChanged:
             </section>
           )}
         </>
+      )}
+      {confirmingPublic && (
+        <Confirm
+          message={t('confirmPublic')}
+          confirmLabel={t('makePublic')}
+          onCancel={() => setConfirmingPublic(false)}
+          onConfirm={() => {
+            setConfirmingPublic(false);
+            persist();
+          }}
+        />
       )}
     </aside>
   );

@@ -38,6 +38,8 @@ export function FolderPage(props: {
     load();
     props.onChanged();
   };
+  // The files listed so far: an upload of one of these names becomes its new version.
+  const fileNames = () => new Set(items.filter((i) => i.kind === 'file').map((i) => i.name));
 
   const open = (item: Item) => {
     if (item.kind === 'folder') navigate(`/files/${item.id}`);
@@ -81,7 +83,7 @@ export function FolderPage(props: {
     e.preventDefault();
     setDragging(false);
     const list = Array.from(e.dataTransfer?.files ?? []);
-    if (list.length > 0) startUploads(folderId, list);
+    if (list.length > 0) startUploads(folderId, list, fileNames());
   };
 
   if (error && !detail) {
@@ -119,6 +121,7 @@ export function FolderPage(props: {
         crumbs={crumbs}
         rootLabel={rootLabel}
         showPath={props.buckets.length > 1}
+        fileNames={fileNames}
         onNewFolder={() => setDialog({ type: 'newFolder' })}
         onShare={() =>
           setDialog({ type: 'share', item: { kind: 'folder', id: detail.id, name: detail.name, date: detail.updatedAt, raw: detail } })

@@ -11,6 +11,8 @@ export function FolderHeader(props: {
   rootLabel: string;
   /** Whether the folder's full path (with its bucket and datahub) helps: only with several buckets. */
   showPath: boolean;
+  /** The names of the files listed, which an upload of the same name turns into a new version. */
+  fileNames: () => ReadonlySet<string>;
   onNewFolder: () => void;
   onShare: () => void;
 }) {
@@ -53,7 +55,7 @@ export function FolderHeader(props: {
           onChange={(e) => {
             const list = Array.from(e.currentTarget.files ?? []);
             e.currentTarget.value = '';
-            if (list.length) startUploads(props.folder.id, list);
+            if (list.length) startUploads(props.folder.id, list, props.fileNames());
           }}
         />
         {!props.folder.isRoot && !props.folder.ownerFolder && (

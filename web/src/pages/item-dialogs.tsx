@@ -31,6 +31,29 @@ export function ItemDialogs(props: {
     else await api.put(`/files/update/${item.id}`, { name, visibility: item.raw.visibility });
     props.onChanged();
   };
+  /** Runs an undo from a toast; its failure is a toast too. */
+  const undoing = (work: () => Promise<unknown>) => async () => {
+    try {
+      await work();
+      props.onChanged();
+    } catch (e) {
+      notify(errorText(e), 'error');
+    }
+  };
+  const renamed = async (item: Item, name: string) => {
+    await rename(item, name);
+    notify(t('renamedTo', { name }), 'info', { label: t('undo'), run: undoing(() => rename({ ...item, name }, item.name)) });
+  };
+  const movedOrCopied = async (how: 'move' | 'copy', item: Item, target: string) => {
+    await moveOrCopyItem(how, item, target);
+    props.onChanged();
+    if (how === 'copy') notify(t('copiedItem', { name: item.name }));
+    else
+      notify(t('movedItem', { name: item.name }), 'info', {
+        label: t('undo'),
+        run: undoing(() => moveOrCopyItem('move', item, props.folder.id)),
+      });
+  };
 
   const hardDelete = async (item: Item) => {
     try {
@@ -53,6 +76,7 @@ export function ItemDialogs(props: {
           onSubmit={async (name) => {
             await api.post(`/folders/create/${props.folder.bucketId}`, { name, parentId: props.folder.id });
             props.onChanged();
+            notify(t('folderCreated', { name }));
           }}
         />
       )}
@@ -63,7 +87,7 @@ export function ItemDialogs(props: {
           initial={dialog.item.name}
           submitLabel={t('rename')}
           onClose={() => props.close()}
-          onSubmit={(name) => rename(dialog.item, name)}
+          onSubmit={(name) => renamed(dialog.item, name)}
         />
       )}
       {(dialog?.type === 'move' || dialog?.type === 'copy') && (
@@ -72,10 +96,7 @@ export function ItemDialogs(props: {
           rootFolderId={props.pickerRoot}
           exclude={dialog.item.kind === 'folder' ? [dialog.item.id] : undefined}
           onClose={() => props.close()}
-          onPick={async (target) => {
-            await moveOrCopyItem(dialog.type, dialog.item, target);
-            props.onChanged();
-          }}
+          onPick={(target) => movedOrCopied(dialog.type, dialog.item, target)}
         />
       )}
       {dialog?.type === 'hardDelete' && (

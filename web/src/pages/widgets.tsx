@@ -44,6 +44,8 @@ export interface Upload {
   state: 'uploading' | 'done' | 'failed' | 'cancelled';
   /** Waiting for the network (or the server) to come back; the upload goes on by itself. */
   retrying?: boolean;
+  /** The folder has a file of this name already: the upload becomes its new version. */
+  newVersion: boolean;
   error?: string;
   abort: () => void;
 }
@@ -65,9 +67,18 @@ function forgetLater(upload: Upload) {
 }
 
 /** Starts uploading `files` into a folder, all at once. */
-export function startUploads(folderId: string, files: File[]): void {
+export function startUploads(folderId: string, files: File[], existingNames: ReadonlySet<string> = new Set()): void {
   for (const file of files) {
-    const upload: Upload = { id: ++uploadSeq, name: file.name, size: file.size, loaded: 0, folderId, state: 'uploading', abort: () => {} };
+    const upload: Upload = {
+      id: ++uploadSeq,
+      name: file.name,
+      size: file.size,
+      loaded: 0,
+      folderId,
+      state: 'uploading',
+      newVersion: existingNames.has(file.name),
+      abort: () => {},
+    };
     const handle = uploadFile(folderId, file, {
       onProgress: (loaded) => {
         upload.loaded = loaded;
@@ -90,6 +101,7 @@ export function startUploads(folderId: string, files: File[]): void {
         upload.state = 'done';
         upload.loaded = upload.size;
         publishUploads();
+        if (upload.newVersion) notify(t('savedAsVersion', { name: upload.name }));
         forgetLater(upload);
         for (const l of doneListeners) l(folderId);
       },
@@ -121,9 +133,11 @@ export function UploadPanel(props: { onUploaded: () => void }) {
       off();
     };
   }, []);
+  const [collapsed, setCollapsed] = useState(false);
   if (list.length === 0) return null;
+  const inFlight = list.some((u) => u.state === 'uploading');
   return (
-    <section class="uploads" aria-labelledby="uploads-title">
+    <section class={collapsed ? 'uploads collapsed' : 'uploads'} aria-labelledby="uploads-title">
       <header>
         <h2 id="uploads-title">{t('uploads')}</h2>
         <button
@@ -135,11 +149,39 @@ export function UploadPanel(props: { onUploaded: () => void }) {
         >
           {t('clearFinished')}
         </button>
+        <button
+          type="button"
+          class="icon-button"
+          aria-expanded={!collapsed}
+          aria-controls="upload-list"
+          aria-label={collapsed ? t('showUploads') : t('hideUploads')}
+          title={collapsed ? t('showUploads') : t('hideUploads')}
+          onClick={() => setCollapsed(!collapsed)}
+        >
+          {collapsed ? '▴' : '▾'}
+        </button>
+        {!inFlight && (
+          <button
+            type="button"
+            class="icon-button"
+            aria-label={t('closeUploads')}
+            title={t('closeUploads')}
+            onClick={() => {
+              uploads = [];
+              publishUploads();
+            }}
+          >
+            ×
+          </button>
+        )}
       </header>
-      <ul>
+      <ul id="upload-list" hidden={collapsed}>
         {list.map((u) => (
           <li key={u.id} class={`upload ${u.state}`} data-name={u.name}>
-            <span class="upload-name">{u.name}</span>
+            <span class="upload-name">
+              {u.name}
+              {u.newVersion && <span class="badge">{t('newVersionOf')}</span>}
+            </span>
             <progress max={u.size || 1} value={u.state === 'done' ? u.size || 1 : u.loaded} aria-label={u.name} />
             <span class="upload-state">
               {u.state === 'uploading' && !u.retrying && `${formatSize(u.loaded)} / ${formatSize(u.size)}`}
