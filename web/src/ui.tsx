@@ -45,9 +45,15 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current!;
-    if (!dialog.open) dialog.showModal();
+    // The control that opened the dialog gets the focus back when it closes (read before
+    // showModal, which moves the focus into the dialog).
     const opener = document.activeElement as HTMLElement | null;
-    return () => opener?.focus?.();
+    if (!dialog.open) dialog.showModal();
+    return () => {
+      // Closed first: while a modal dialog is open the rest of the page is inert and refuses focus.
+      if (dialog.open) dialog.close();
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   const titleId = `${props.id ?? 'dialog'}-title`;
   return (

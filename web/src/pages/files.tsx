@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { errorText, t } from '../i18n';
 import type { BucketInfo } from '../main';
 import { Link, navigate, notify, useLang } from '../ui';
@@ -12,6 +12,11 @@ import type { RowAction } from './row-menu';
 import { SelectionBar } from './selection-bar';
 import { useSelection } from './selection';
 import { downloadOwnFile, downloadOwnZip, startUploads } from './widgets';
+
+// Set when a folder is opened from the list (Enter or a click on a folder, Backspace to the
+// parent): once the new folder's rows are there, the focus goes to its first row (or, empty, to the
+// page's main region) instead of being left on the page body.
+let focusFolderOnLoad = false;
 
 /** The file manager on one folder. */
 export function FolderPage(props: {
@@ -29,6 +34,11 @@ export function FolderPage(props: {
 
   const { detail, crumbs, items, total, more, error, load, loadMore } = useFolderListing(folderId, sort, props.onBucketSeen);
   const selectedItem = items.find((i) => i.id === selected) ?? null;
+  useEffect(() => {
+    if (!focusFolderOnLoad || !detail) return;
+    focusFolderOnLoad = false;
+    (document.querySelector<HTMLElement>('.items tbody .item-name') ?? document.getElementById('main'))?.focus();
+  }, [detail, items.length]);
   const selection = useSelection(
     items.map((i) => i.id),
     folderId,
@@ -41,8 +51,12 @@ export function FolderPage(props: {
   // The files listed so far: an upload of one of these names becomes its new version.
   const fileNames = () => new Set(items.filter((i) => i.kind === 'file').map((i) => i.name));
 
+  const openFolder = (id: string) => {
+    focusFolderOnLoad = true;
+    navigate(`/files/${id}`);
+  };
   const open = (item: Item) => {
-    if (item.kind === 'folder') navigate(`/files/${item.id}`);
+    if (item.kind === 'folder') openFolder(item.id);
     else downloadOwnFile(item.raw);
   };
 
@@ -150,7 +164,7 @@ export function FolderPage(props: {
               actionsFor={actionsFor}
               onRename={(item) => setDialog({ type: 'rename', item })}
               onTrash={trash}
-              onUp={!detail.isRoot && detail.parentId ? () => navigate(`/files/${detail.parentId}`) : undefined}
+              onUp={!detail.isRoot && detail.parentId ? () => openFolder(detail.parentId) : undefined}
             />
           )}
           <p class="paging">

@@ -8,7 +8,12 @@ export interface RowAction {
   danger?: boolean;
 }
 
-/** The "⋯" menu of a row: a button that opens a list of actions; Escape closes it. */
+/**
+ * The "⋯" menu of a row, after the WAI-ARIA menu button pattern: the button opens a list of
+ * actions with the first focused; arrows move (wrapping), Home and End go to the ends, Escape closes
+ * it back onto the button, Tab closes it and moves on. Choosing an action gives the focus back to
+ * the button first, so that a dialog the action opens returns it there when it closes.
+ */
 export function RowMenu(props: { item: Item; open: boolean; setOpen: (o: boolean) => void; actions: RowAction[] }) {
   const menu = useRef<HTMLUListElement>(null);
   useEffect(() => {
@@ -20,20 +25,28 @@ export function RowMenu(props: { item: Item; open: boolean; setOpen: (o: boolean
     document.addEventListener('mousedown', close);
     return () => document.removeEventListener('mousedown', close);
   }, [props.open]);
+  const menuButton = () => menu.current?.previousElementSibling as HTMLElement | null;
   const onKeyDown = (e: KeyboardEvent) => {
     e.stopPropagation();
     const buttons = Array.from(menu.current?.querySelectorAll<HTMLElement>('button') ?? []);
     const at = buttons.indexOf(document.activeElement as HTMLElement);
-    if (e.key === 'Escape') {
+    const moves: Record<string, number> = {
+      ArrowDown: (at + 1) % buttons.length,
+      ArrowUp: (at - 1 + buttons.length) % buttons.length,
+      Home: 0,
+      End: buttons.length - 1,
+    };
+    if (e.key in moves) {
+      e.preventDefault();
+      buttons[moves[e.key]]?.focus();
+    } else if (e.key === 'Escape') {
       e.preventDefault();
       props.setOpen(false);
-      (menu.current?.previousElementSibling as HTMLElement | null)?.focus();
-    } else if (e.key === 'ArrowDown') {
-      e.preventDefault();
-      buttons[(at + 1) % buttons.length]?.focus();
-    } else if (e.key === 'ArrowUp') {
-      e.preventDefault();
-      buttons[(at - 1 + buttons.length) % buttons.length]?.focus();
+      menuButton()?.focus();
+    } else if (e.key === 'Tab') {
+      // The focus goes on from the button (the next control after it, or before it with Shift).
+      menuButton()?.focus();
+      props.setOpen(false);
     }
   };
   return (
@@ -59,9 +72,11 @@ export function RowMenu(props: { item: Item; open: boolean; setOpen: (o: boolean
               <button
                 type="button"
                 role="menuitem"
+                tabIndex={-1}
                 class={a.danger ? 'danger-text' : undefined}
                 onClick={(e) => {
                   e.stopPropagation();
+                  menuButton()?.focus();
                   props.setOpen(false);
                   a.run();
                 }}
