@@ -93,6 +93,8 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   const [datahubs, setDatahubs] = useState<DatahubInfo[]>([]);
   const [bucketId, setBucketIdState] = useState<string | null>(() => localStorage.getItem(BUCKET_KEY));
   const [storageTick, setStorageTick] = useState(0);
+  // The folder shown is someone else's: the navigation highlights "Shared with me".
+  const [inShared, setInShared] = useState(false);
   const refreshStorage = useCallback(() => setStorageTick((n) => n + 1), []);
 
   const loadHubs = useCallback(async () => {
@@ -141,12 +143,14 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   let section: 'files' | 'shared' | 'trash' | 'app-passwords' | 'users' = 'files';
   const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
   if (folderMatch) {
+    if (inShared) section = 'shared';
     page = (
       <FolderPage
         key={folderMatch[1]}
         folderId={folderMatch[1]}
         buckets={buckets}
         onBucketSeen={(id) => buckets.some((b) => b.id === id) && id !== bucketId && setBucketId(id)}
+        onSharedSeen={setInShared}
         onChanged={refreshStorage}
       />
     );

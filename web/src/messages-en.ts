@@ -254,6 +254,8 @@ export const en = {
   confirmPublic:
     'Make it public? Anyone who has its public address can download it without signing in or any key: the server decrypts it for them.',
   makePublic: 'Make public',
+  viewDownloadOnly: 'You can view and download in this folder, but not change it.',
+  viewOnlyFolder: 'You can view this folder, but not download or change it.',
 };
 
 export type MessageKey = keyof typeof en;

@@ -258,4 +258,6 @@ export const fr: Record<MessageKey, string> = {
   confirmPublic:
     'Le rendre public ? Toute personne qui a son adresse publique peut le télécharger sans se connecter ni clé : le serveur le déchiffre pour elle.',
   makePublic: 'Rendre public',
+  viewDownloadOnly: 'Vous pouvez voir et télécharger dans ce dossier, mais pas le modifier.',
+  viewOnlyFolder: 'Vous pouvez voir ce dossier, mais ni télécharger ni le modifier.',
 };

@@ -93,6 +93,21 @@ function readRoutes(app: App, folders: FolderService): void {
   );
 
   app.get(
+    '/folders/:folderId/access',
+    {
+      schema: {
+        tags,
+        summary: 'What you may do in a folder',
+        description:
+          'The owner may do everything; a person it is shared with what the union of their grants on the folder and its ancestors allows. 404 for a folder you may not see.',
+        params: S.FolderIdParams,
+        response: { 200: Envelope(S.FolderAccess), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => envelope(await folders.access(principalOf(request), request.params.folderId)),
+  );
+
+  app.get(
     '/folders/:folderId/subfolders',
     {
       schema: {

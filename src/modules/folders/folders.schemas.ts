@@ -64,6 +64,17 @@ export const FolderListItem = Type.Object(folderListItemFields, { $id: 'FolderLi
 export type FolderListItem = Static<typeof FolderListItem>;
 
 export const FolderIdParams = Type.Object({ folderId: Type.String({ pattern: idPattern('fld') }) });
+
+export const FolderAccess = Type.Object(
+  {
+    isOwner: Type.Boolean(),
+    canView: Type.Boolean(),
+    canDownload: Type.Boolean({ description: 'Download its files, and the folder as a zip' }),
+    canEdit: Type.Boolean({ description: 'Create, upload, rename, move and move to the trash inside it' }),
+  },
+  { $id: 'FolderAccess', title: 'FolderAccess' },
+);
+export type FolderAccess = Static<typeof FolderAccess>;
 export const FolderIdOrRootParams = Type.Object({
   folderId: Type.String({ pattern: `^root$|${idPattern('fld')}`, description: 'A folder id, or `root` for the root of a bucket' }),
 });

@@ -1,5 +1,6 @@
 import { onePerContext } from '../../context.js';
 import { bindContext } from '../../lib/bind.js';
+import { access } from './access.use-case.js';
 import { create } from './create.use-case.js';
 import { details } from './details.use-case.js';
 import { listBucket, subfolders } from './listing.use-case.js';
@@ -13,7 +14,7 @@ import { listItem } from './folders.views.js';
  * bound to it, one per context (see onePerContext).
  */
 export const folderService = onePerContext((ctx) => ({
-  ...bindContext(ctx, { details, subfolders, listBucket, create, update, remove, restore, move, copy }),
+  ...bindContext(ctx, { access, details, subfolders, listBucket, create, update, remove, restore, move, copy }),
   listItem,
 }));
 

@@ -3,13 +3,21 @@ import { api } from '../api';
 import { formatDate, formatSize } from '../format';
 import { errorText, t } from '../i18n';
 import { Alert, Confirm, notify } from '../ui';
+import type { FolderAccess } from './folder-listing';
 import type { Item } from './items';
 import { downloadOwnFile } from './widgets';
 
 export const RETENTION_PERIODS = ['30d', '45d', '90d', '120d', '180d', '1Y', '2Y', '3Y', '5Y'];
 
 /** The side panel of the selected item: details, visibility, retention, versions. */
-export function DetailsPanel(props: { item: Item | null; folder: any; onChanged: () => void; onClose: () => void }) {
+export function DetailsPanel(props: {
+  item: Item | null;
+  folder: any;
+  /** What the person may do in the folder: the panel offers only that. */
+  access: FolderAccess;
+  onChanged: () => void;
+  onClose: () => void;
+}) {
   const { item } = props;
   const [detail, setDetail] = useState<any>(null);
   const [versions, setVersions] = useState<any[]>([]);
@@ -109,44 +117,46 @@ export function DetailsPanel(props: { item: Item | null; folder: any; onChanged:
               </>
             )}
           </dl>
-          <form onSubmit={save} class="settings">
-            <label class="field">
-              <span>{t('visibility')}</span>
-              <select name="visibility" value={visibility} onChange={(e) => setVisibility(e.currentTarget.value)}>
-                <option value="private">{t('private')}</option>
-                <option value="public">{t('public')}</option>
-              </select>
-            </label>
-            {item.kind === 'file' && detail.visibility === 'public' && (
-              <p class="small">
-                {t('publicAddress')}:{' '}
-                <a href={`/api/files/public/${detail.hashName}`}>{`${location.origin}/api/files/public/${detail.hashName}`}</a>
-              </p>
-            )}
-            {item.kind === 'file' && (
+          {props.access.isOwner && (
+            <form onSubmit={save} class="settings">
               <label class="field">
-                <span>{t('retention')}</span>
-                <select
-                  name="retention"
-                  value={retention}
-                  onChange={(e) => setRetention(e.currentTarget.value)}
-                  aria-describedby="retention-note"
-                >
-                  <option value="">{t('retentionNone')}</option>
-                  {RETENTION_PERIODS.map((p) => (
-                    <option key={p} value={p}>
-                      {p}
-                    </option>
-                  ))}
+                <span>{t('visibility')}</span>
+                <select name="visibility" value={visibility} onChange={(e) => setVisibility(e.currentTarget.value)}>
+                  <option value="private">{t('private')}</option>
+                  <option value="public">{t('public')}</option>
                 </select>
-                <small id="retention-note" class="hint">
-                  {t('retentionNote')}
-                </small>
               </label>
-            )}
-            <Alert text={error} />
-            <button type="submit">{t('save')}</button>
-          </form>
+              {item.kind === 'file' && detail.visibility === 'public' && (
+                <p class="small">
+                  {t('publicAddress')}:{' '}
+                  <a href={`/api/files/public/${detail.hashName}`}>{`${location.origin}/api/files/public/${detail.hashName}`}</a>
+                </p>
+              )}
+              {item.kind === 'file' && (
+                <label class="field">
+                  <span>{t('retention')}</span>
+                  <select
+                    name="retention"
+                    value={retention}
+                    onChange={(e) => setRetention(e.currentTarget.value)}
+                    aria-describedby="retention-note"
+                  >
+                    <option value="">{t('retentionNone')}</option>
+                    {RETENTION_PERIODS.map((p) => (
+                      <option key={p} value={p}>
+                        {p}
+                      </option>
+                    ))}
+                  </select>
+                  <small id="retention-note" class="hint">
+                    {t('retentionNote')}
+                  </small>
+                </label>
+              )}
+              <Alert text={error} />
+              <button type="submit">{t('save')}</button>
+            </form>
+          )}
           {item.kind === 'file' && (
             <section aria-labelledby="versions-title">
               <h3 id="versions-title">{t('versions')}</h3>
@@ -157,10 +167,12 @@ export function DetailsPanel(props: { item: Item | null; folder: any; onChanged:
                       {formatDate(v.createdAt)} · {formatSize(v.size)} {v.isCurrent && <strong>({t('current')})</strong>}
                     </span>
                     <span class="version-actions">
-                      <button type="button" onClick={() => downloadOwnFile({ id: item.id, name: detail.name, size: v.size }, v.id)}>
-                        {t('download')}
-                      </button>
-                      {!v.isCurrent && (
+                      {props.access.canDownload && (
+                        <button type="button" onClick={() => downloadOwnFile({ id: item.id, name: detail.name, size: v.size }, v.id)}>
+                          {t('download')}
+                        </button>
+                      )}
+                      {!v.isCurrent && props.access.canEdit && (
                         <button
                           type="button"
                           onClick={async () => {

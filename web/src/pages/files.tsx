@@ -23,6 +23,8 @@ export function FolderPage(props: {
   folderId: string;
   buckets: BucketInfo[];
   onBucketSeen: (bucketId: string) => void;
+  /** Whether the folder is someone else's, shared with the signed-in person. */
+  onSharedSeen: (shared: boolean) => void;
   onChanged: () => void;
 }) {
   useLang();
@@ -32,7 +34,10 @@ export function FolderPage(props: {
   const [dialog, setDialog] = useState<DialogState>(null);
   const [dragging, setDragging] = useState(false);
 
-  const { detail, crumbs, items, total, more, error, load, loadMore } = useFolderListing(folderId, sort, props.onBucketSeen);
+  const { detail, access, crumbs, items, total, more, error, load, loadMore } = useFolderListing(folderId, sort, props.onBucketSeen);
+  useEffect(() => {
+    if (detail) props.onSharedSeen(!access.isOwner);
+  }, [detail, access.isOwner]);
   const selectedItem = items.find((i) => i.id === selected) ?? null;
   useEffect(() => {
     if (!focusFolderOnLoad || !detail) return;
@@ -57,7 +62,8 @@ export function FolderPage(props: {
   };
   const open = (item: Item) => {
     if (item.kind === 'folder') openFolder(item.id);
-    else downloadOwnFile(item.raw);
+    else if (access.canDownload) downloadOwnFile(item.raw);
+    else setSelected(item.id);
   };
 
   const trash = async (item: Item) => {
@@ -81,23 +87,34 @@ export function FolderPage(props: {
     }
   };
 
-  const actionsFor = (item: Item): RowAction[] => [
-    { label: item.kind === 'folder' ? t('open') : t('download'), run: () => open(item) },
-    ...(item.kind === 'folder' ? [{ label: t('download'), run: () => downloadOwnZip(`${item.name}.zip`, { folderId: item.id }) }] : []),
-    { label: t('details'), run: () => setSelected(item.id) },
-    { label: t('rename'), run: () => setDialog({ type: 'rename', item }) },
-    { label: t('move'), run: () => setDialog({ type: 'move', item }) },
-    { label: t('copy'), run: () => setDialog({ type: 'copy', item }) },
-    ...(detail.ownerFolder ? [] : [{ label: t('share'), run: () => setDialog({ type: 'share', item }) }]),
-    { label: t('moveToTrash'), run: () => trash(item) },
-    ...(detail.ownerFolder ? [] : [{ label: t('deleteForever'), run: () => setDialog({ type: 'hardDelete', item }), danger: true }]),
-  ];
+  // Only what will work: downloads with the download right, changes with the edit right, sharing
+  // and deleting for good for the owner.
+  const actionsFor = (item: Item): RowAction[] => {
+    const folder = item.kind === 'folder';
+    return [
+      ...(folder ? [{ label: t('open'), run: () => open(item) }] : []),
+      ...(access.canDownload
+        ? [{ label: t('download'), run: () => (folder ? downloadOwnZip(`${item.name}.zip`, { folderId: item.id }) : open(item)) }]
+        : []),
+      { label: t('details'), run: () => setSelected(item.id) },
+      ...(access.canEdit
+        ? [
+            { label: t('rename'), run: () => setDialog({ type: 'rename', item }) },
+            { label: t('move'), run: () => setDialog({ type: 'move', item }) },
+            { label: t('copy'), run: () => setDialog({ type: 'copy', item }) },
+          ]
+        : []),
+      ...(access.isOwner ? [{ label: t('share'), run: () => setDialog({ type: 'share', item }) }] : []),
+      ...(access.canEdit ? [{ label: t('moveToTrash'), run: () => trash(item) }] : []),
+      ...(access.isOwner ? [{ label: t('deleteForever'), run: () => setDialog({ type: 'hardDelete', item }), danger: true }] : []),
+    ];
+  };
 
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
     setDragging(false);
     const list = Array.from(e.dataTransfer?.files ?? []);
-    if (list.length > 0) startUploads(folderId, list, fileNames());
+    if (list.length > 0 && access.canEdit) startUploads(folderId, list, fileNames());
   };
 
   if (error && !detail) {
@@ -120,7 +137,7 @@ export function FolderPage(props: {
     <div
       class={dragging ? 'folder-page dragging' : 'folder-page'}
       onDragOver={(e) => {
-        if (e.dataTransfer?.types.includes('Files')) {
+        if (access.canEdit && e.dataTransfer?.types.includes('Files')) {
           e.preventDefault();
           setDragging(true);
         }
@@ -136,6 +153,7 @@ export function FolderPage(props: {
         rootLabel={rootLabel}
         showPath={props.buckets.length > 1}
         fileNames={fileNames}
+        access={access}
         onNewFolder={() => setDialog({ type: 'newFolder' })}
         onShare={() =>
           setDialog({ type: 'share', item: { kind: 'folder', id: detail.id, name: detail.name, date: detail.updatedAt, raw: detail } })
@@ -147,7 +165,7 @@ export function FolderPage(props: {
           {t('keyboardHelp')}
         </p>
       </details>
-      <SelectionBar items={items} selection={selection} folder={detail} pickerRoot={pickerRoot} onChanged={changed} />
+      <SelectionBar items={items} selection={selection} folder={detail} access={access} pickerRoot={pickerRoot} onChanged={changed} />
       <div class="list-and-details">
         <div class="list">
           {items.length === 0 ? (
@@ -162,8 +180,8 @@ export function FolderPage(props: {
               setSort={setSort}
               open={open}
               actionsFor={actionsFor}
-              onRename={(item) => setDialog({ type: 'rename', item })}
-              onTrash={trash}
+              onRename={(item) => access.canEdit && setDialog({ type: 'rename', item })}
+              onTrash={(item) => access.canEdit && trash(item)}
               onUp={!detail.isRoot && detail.parentId ? () => openFolder(detail.parentId) : undefined}
             />
           )}
@@ -177,9 +195,9 @@ export function FolderPage(props: {
               </button>
             )}
           </p>
-          <p class="hint drop-hint">{t('dropHere')}</p>
+          {access.canEdit && <p class="hint drop-hint">{t('dropHere')}</p>}
         </div>
-        <DetailsPanel item={selectedItem} folder={detail} onChanged={changed} onClose={() => setSelected(null)} />
+        <DetailsPanel item={selectedItem} folder={detail} access={access} onChanged={changed} onClose={() => setSelected(null)} />
       </div>
       {dragging && (
         <div class="drop-overlay" aria-hidden="true">

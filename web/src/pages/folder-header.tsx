@@ -1,6 +1,7 @@
 import { useRef } from 'preact/hooks';
 import { t } from '../i18n';
 import { Link } from '../ui';
+import type { FolderAccess } from './folder-listing';
 import { startUploads } from './widgets';
 
 /** Above the file list: the folder's path, who shared it, and the folder's own actions (new folder, upload, share). */
@@ -13,6 +14,7 @@ export function FolderHeader(props: {
   showPath: boolean;
   /** The names of the files listed, which an upload of the same name turns into a new version. */
   fileNames: () => ReadonlySet<string>;
+  access: FolderAccess;
   onNewFolder: () => void;
   onShare: () => void;
 }) {
@@ -21,6 +23,11 @@ export function FolderHeader(props: {
     <>
       <nav aria-label={t('breadcrumbs')} class="breadcrumbs">
         <ol>
+          {!props.access.isOwner && (
+            <li>
+              <Link href="/shared">{t('sharedWithMe')}</Link>
+            </li>
+          )}
           {props.crumbs.map((c, i) => (
             <li key={c.id}>
               {i === props.crumbs.length - 1 ? (
@@ -38,27 +45,32 @@ export function FolderHeader(props: {
         )}
       </nav>
       {props.folder.ownerFolder && <p class="shared-note">{t('sharedBy', { name: props.folder.ownerFolder.name })}</p>}
+      {!props.access.canEdit && <p class="muted read-only-note">{t(props.access.canDownload ? 'viewDownloadOnly' : 'viewOnlyFolder')}</p>}
       <div class="toolbar" role="toolbar" aria-label={t('colActions')}>
-        <button type="button" class="primary" onClick={props.onNewFolder}>
-          + {t('newFolder')}
-        </button>
-        <button type="button" onClick={() => fileInput.current?.click()}>
-          ⇪ {t('upload')}
-        </button>
-        <input
-          ref={fileInput}
-          type="file"
-          multiple
-          class="visually-hidden"
-          aria-label={t('upload')}
-          tabIndex={-1}
-          onChange={(e) => {
-            const list = Array.from(e.currentTarget.files ?? []);
-            e.currentTarget.value = '';
-            if (list.length) startUploads(props.folder.id, list, props.fileNames());
-          }}
-        />
-        {!props.folder.isRoot && !props.folder.ownerFolder && (
+        {props.access.canEdit && (
+          <>
+            <button type="button" class="primary" onClick={props.onNewFolder}>
+              + {t('newFolder')}
+            </button>
+            <button type="button" onClick={() => fileInput.current?.click()}>
+              ⇪ {t('upload')}
+            </button>
+            <input
+              ref={fileInput}
+              type="file"
+              multiple
+              class="visually-hidden"
+              aria-label={t('upload')}
+              tabIndex={-1}
+              onChange={(e) => {
+                const list = Array.from(e.currentTarget.files ?? []);
+                e.currentTarget.value = '';
+                if (list.length) startUploads(props.folder.id, list, props.fileNames());
+              }}
+            />
+          </>
+        )}
+        {!props.folder.isRoot && props.access.isOwner && (
           <button type="button" onClick={props.onShare}>
             {t('share')}
           </button>

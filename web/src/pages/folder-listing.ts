@@ -35,6 +35,15 @@ async function crumbsOf(detail: any): Promise<{ id: string; name: string }[]> {
  * What the file list shows of a folder: its details, its path, and its subfolders then files, a page
  * at a time (folders sorted here, files by the server). Reloads when an upload into it completes.
  */
+/** What the signed-in person may do in the folder (GET /folders/{id}/access). */
+export interface FolderAccess {
+  isOwner: boolean;
+  canView: boolean;
+  canDownload: boolean;
+  canEdit: boolean;
+}
+const OWNER: FolderAccess = { isOwner: true, canView: true, canDownload: true, canEdit: true };
+
 export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bucketId: string) => void) {
   const [detail, setDetail] = useState<any>(null);
   const [crumbs, setCrumbs] = useState<{ id: string; name: string }[]>([]);
@@ -45,15 +54,18 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
   const [folderCursor, setFolderCursor] = useState<string | null>(null);
   const [fileCursor, setFileCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
+  const [access, setAccess] = useState<FolderAccess>(OWNER);
 
   const load = useCallback(async () => {
     setError('');
     try {
-      const [d, sub, fl] = await Promise.all([
+      const [d, sub, fl, rights] = await Promise.all([
         api.get(`/folders/details/${folderId}`),
         api.get(`/folders/${folderId}/subfolders`, { limit: PAGE }),
         api.get(`/files/list/${folderId}`, { limit: PAGE, sort: sort.by, order: sort.order }),
+        api.get<FolderAccess>(`/folders/${folderId}/access`),
       ]);
+      setAccess(rights);
       setDetail(d);
       onBucketSeen(d.bucketId);
       setFolders(sub.data);
@@ -95,5 +107,5 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
     return dir * a.name.localeCompare(b.name);
   });
   const items: Item[] = [...sortedFolders.map(folderItem), ...files.map(fileItem)];
-  return { detail, crumbs, items, total: folderTotal + fileTotal, more: !!(folderCursor || fileCursor), error, load, loadMore };
+  return { detail, access, crumbs, items, total: folderTotal + fileTotal, more: !!(folderCursor || fileCursor), error, load, loadMore };
 }

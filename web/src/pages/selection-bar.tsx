@@ -35,6 +35,8 @@ export function SelectionBar(props: {
   selection: Selection;
   /** The folder listed: the zip is named after it. */
   folder: { id: string; name: string };
+  /** What the person may do in the folder: only those actions are offered. */
+  access: { canDownload: boolean; canEdit: boolean };
   pickerRoot: string;
   onChanged: () => void;
 }) {
@@ -87,18 +89,24 @@ export function SelectionBar(props: {
           <span class="selection-count" aria-live="polite">
             {t('selectedCount', { count: chosen.length })}
           </span>
-          <button type="button" disabled={busy} onClick={zip}>
-            {t('downloadZip')}
-          </button>
-          <button type="button" disabled={busy} onClick={() => setPicking('move')}>
-            {t('move')}
-          </button>
-          <button type="button" disabled={busy} onClick={() => setPicking('copy')}>
-            {t('copy')}
-          </button>
-          <button type="button" disabled={busy} onClick={trashAll}>
-            {t('moveToTrash')}
-          </button>
+          {props.access.canDownload && (
+            <button type="button" disabled={busy} onClick={zip}>
+              {t('downloadZip')}
+            </button>
+          )}
+          {props.access.canEdit && (
+            <>
+              <button type="button" disabled={busy} onClick={() => setPicking('move')}>
+                {t('move')}
+              </button>
+              <button type="button" disabled={busy} onClick={() => setPicking('copy')}>
+                {t('copy')}
+              </button>
+              <button type="button" disabled={busy} onClick={trashAll}>
+                {t('moveToTrash')}
+              </button>
+            </>
+          )}
           <button type="button" disabled={busy} onClick={() => selection.setAll(false)}>
             {t('clearSelection')}
           </button>

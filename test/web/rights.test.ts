@@ -1,0 +1,90 @@
+// Rights-aware screens (issue 34, item 2), in Chromium against the real server: inside a folder
+// shared with them, a person is offered only what their grant allows, is told what they may not
+// do, and finds "Shared with me" at the start of the breadcrumb and highlighted in the navigation.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { DIALECTS, signUp } from '../helper.js';
+import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { putFile, rootFolderId } from '../support/files.js';
+import { assertStatus, mkdir } from '../support/folders.js';
+
+/** The labels of the row menu of `name` (closed again afterwards). */
+async function menuOf(page: Page, name: string): Promise<string[]> {
+  await page.getByRole('button', { name: `Actions for ${name}` }).click();
+  const labels = await page.getByRole('menuitem').allInnerTexts();
+  await page.keyboard.press('Escape');
+  return labels;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`rights-aware screens in Chromium [${dialect}]`, () => {
+    it('a grantee sees only the actions their grant allows, and where they are', { timeout: 120_000 }, async (t) => {
+      const started = await startServer(t, dialect);
+      if (!started) return;
+      const { browser, app, base } = started;
+      const owner = await signUp(app, 'Olivia Owner');
+      const guest = await signUp(app, 'Gus Guest');
+      const root = await rootFolderId(owner);
+      const readable = await mkdir(owner, 'Readable', root);
+      const writable = await mkdir(owner, 'Writable', root);
+      await putFile(app, owner, readable, 'doc.txt', 'read me');
+      await putFile(app, owner, writable, 'draft.txt', 'edit me');
+      const grant = (folderId: string, flags: object) =>
+        owner.api.post(`/api/folders/share-users/${folderId}`, { users: [{ userId: guest.id, ...flags }] });
+      assertStatus(await grant(readable, { canView: true, canDownload: true, canEdit: false }), 201);
+      assertStatus(await grant(writable, { canView: true, canDownload: true, canEdit: true }), 201);
+      const violations: string[] = [];
+      const { context, page } = await newPage(browser, violations);
+      t.after(() => context.close());
+
+      // ---- view and download ----
+      await openSignedIn(page, base, guest.token, `/files/${readable}`);
+      await page.locator('tr[data-name="doc.txt"]').waitFor();
+      assert.deepEqual(await page.locator('.breadcrumbs li').allInnerTexts(), ['Shared with me', 'Readable']);
+      await page.locator('.sidebar a[aria-current="page"]', { hasText: 'Shared with me' }).waitFor();
+      await page.getByText('You can view and download in this folder, but not change it.').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'New folder' }).count(), 0);
+      assert.equal(await page.getByRole('button', { name: 'Upload files' }).count(), 0);
+      assert.deepEqual(await menuOf(page, 'doc.txt'), ['Download', 'Details']);
+      await page.locator('tr[data-name="doc.txt"] td.col-size').click();
+      const details = page.locator('aside.details');
+      await details.getByRole('heading', { name: 'doc.txt' }).waitFor();
+      assert.equal(await details.getByLabel('Visibility').count(), 0, 'no settings for someone who is not the owner');
+      await page.locator('tr[data-name="doc.txt"] input[type="checkbox"]').check();
+      const bar = page.getByRole('toolbar', { name: 'Selected items' });
+      await bar.waitFor();
+      assert.deepEqual(
+        (await bar.getByRole('button').allInnerTexts()).map((label) => label.trim()),
+        ['Download as zip', 'Clear selection'],
+      );
+      await screenshots(`rights-${dialect}`)(page, 'view-download');
+
+      // ---- edit ----
+      await page.goto(`${base}/files/${writable}`);
+      await page.locator('tr[data-name="draft.txt"]').waitFor();
+      await page.getByRole('button', { name: 'New folder' }).waitFor();
+      await page.getByRole('button', { name: '⇪ Upload files' }).waitFor();
+      assert.equal(await page.locator('.read-only-note').count(), 0);
+      assert.deepEqual(await menuOf(page, 'draft.txt'), ['Download', 'Details', 'Rename', 'Move', 'Copy', 'Move to trash']);
+
+      // ---- the owner, for comparison: everything, and "My files" ----
+      const mine = await newPage(browser, violations);
+      t.after(() => mine.context.close());
+      await openSignedIn(mine.page, base, owner.token, `/files/${readable}`);
+      await mine.page.locator('tr[data-name="doc.txt"]').waitFor();
+      assert.deepEqual(await mine.page.locator('.breadcrumbs li').allInnerTexts(), ['My files', 'Readable']);
+      assert.deepEqual(await menuOf(mine.page, 'doc.txt'), [
+        'Download',
+        'Details',
+        'Rename',
+        'Move',
+        'Copy',
+        'Share',
+        'Move to trash',
+        'Delete forever',
+      ]);
+      assert.deepEqual(violations, []);
+    });
+  });
+}
