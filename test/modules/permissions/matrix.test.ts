@@ -60,6 +60,7 @@ const MATRIX: Row[] = [
   // Folders                                                                                      owner none view dl   edit anon
   { route: 'GET /api/folders/details/:folderId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/folders/details/${fx.child}`) }), expect: [200, 401, 200, 200, 200, 401] },
   { route: 'GET /api/folders/:folderId/subfolders', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/folders/${fx.shared}/subfolders`) }), expect: [200, 403, 200, 200, 200, 401] },
+  { route: 'GET /api/folders/:folderId/access', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/folders/${fx.child}/access`) }), expect: [200, 404, 200, 200, 200, 401] },
   { route: 'GET /api/folders/list/:bucketId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/folders/list/${fx.bucketId}`) }), expect: OWNER_ONLY(200) },
   { route: 'POST /api/folders/create/:bucketId', call: (fx) => ({ method: 'POST', url: api(`/folders/create/${fx.bucketId}`), body: { name: 'New', parentId: fx.shared } }), expect: EDIT(201) },
   { route: 'PUT /api/folders/update/:folderId', call: (fx) => ({ method: 'PUT', url: api(`/folders/update/${fx.child}`), body: { name: 'Renamed' } }), expect: EDIT(200) },
