@@ -2,7 +2,7 @@ import type { AppContext, Principal } from '../../context.js';
 import type { UserRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { nowIso } from '../../lib/time.js';
-import { findUserById, lockUser } from '../accounts/accounts.repository.js';
+import { findUserById, lockUser, setUserQuota } from '../accounts/accounts.repository.js';
 import { quotaOf } from '../accounts/quota.js';
 import * as repo from './admin.repository.js';
 import type { AdminUser } from './admin.schemas.js';
@@ -55,7 +55,7 @@ export async function updateUser(
   const now = nowIso();
   const revoked = await ctx.db.transaction().execute(async (trx) => {
     await lockUser(trx, ctx.database.capabilities.rowLocks, target.id);
-    if (changes.quotaBytes !== undefined) await repo.setQuota(trx, target.id, changes.quotaBytes, now);
+    if (changes.quotaBytes !== undefined) await setUserQuota(trx, target.id, changes.quotaBytes, now);
     if (changes.disabled === undefined) return [];
     const current = await findUserById(trx, target.id);
     if (changes.disabled === (current?.disabled_at !== null)) return [];

@@ -27,10 +27,6 @@ export function findUser(db: DbOrTrx, userId: string): Promise<AdminUserRow | un
   return usersWithActivity(db).where('users.id', '=', userId).executeTakeFirst() as Promise<AdminUserRow | undefined>;
 }
 
-export async function setQuota(db: DbOrTrx, userId: string, quotaBytes: number | null, now: string): Promise<void> {
-  await db.updateTable('users').set({ quota_bytes: quotaBytes, updated_at: now }).where('id', '=', userId).execute();
-}
-
 export async function setDisabledAt(db: DbOrTrx, userId: string, disabledAt: string | null, now: string): Promise<void> {
   await db.updateTable('users').set({ disabled_at: disabledAt, updated_at: now }).where('id', '=', userId).execute();
 }
@@ -45,10 +41,6 @@ export async function deleteAllTokens(db: DbOrTrx, userId: string): Promise<stri
 export async function deleteSessions(db: DbOrTrx, userId: string): Promise<string[]> {
   const rows = await db.deleteFrom('tokens').where('user_id', '=', userId).where('kind', '=', 'session').returning('id').execute();
   return rows.map((row) => row.id);
-}
-
-export async function setPasswordHash(db: DbOrTrx, userId: string, passwordHash: string, now: string): Promise<void> {
-  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
 }
 
 export async function insertInvitation(db: DbOrTrx, row: InvitationRow): Promise<void> {
@@ -84,7 +76,7 @@ export async function deleteUnusedInvitations(
   await query.execute();
 }
 
-/** Deletes one unused join invitation; returns whether it existed. */
+/** Deletes one unused invitation; returns whether it existed. */
 export async function deleteInvitation(db: DbOrTrx, id: string): Promise<boolean> {
   const result = await db.deleteFrom('invitations').where('id', '=', id).where('used_at', 'is', null).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;

@@ -5,7 +5,7 @@ import { AppError } from '../../errors.js';
 import { newId, randomToken } from '../../lib/ids.js';
 import { hashPassword, hashToken } from '../../lib/secrets.js';
 import { DAY_MS, isoPlus, nowIso } from '../../lib/time.js';
-import { findUserByEmail, findUserById, lockUser } from '../accounts/accounts.repository.js';
+import { findUserByEmail, findUserById, lockUser, replacePasswordHash } from '../accounts/accounts.repository.js';
 import type { Session } from '../accounts/accounts.schemas.js';
 import { issueSession, type ClientInfo } from '../accounts/accounts.sessions.js';
 import { normalizeEmail } from '../accounts/accounts.views.js';
@@ -139,7 +139,8 @@ async function resetPassword(ctx: AppContext, invitation: InvitationRow, passwor
     if (!current) throw new AppError('INVITATION_NOT_FOUND');
     if (current.disabled_at) throw new AppError('ACCOUNT_DISABLED');
     if (!(await repo.markInvitationUsed(trx, invitation.id, now))) throw new AppError('INVITATION_USED');
-    await repo.setPasswordHash(trx, current.id, passwordHash, now);
+    // Read under the lock just above: the compare-and-set cannot miss.
+    await replacePasswordHash(trx, current.id, current.password_hash, passwordHash, now);
     return { user: { ...current, password_hash: passwordHash }, revoked: await repo.deleteSessions(trx, current.id) };
   });
   for (const id of revoked) ctx.tokens.forget(id);
