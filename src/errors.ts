@@ -85,6 +85,7 @@ export const ERROR_CATALOG = {
   LINK_REVOKED: { status: 410, message: 'This link was revoked' },
   LINK_EXPIRED: { status: 410, message: 'This link has expired' },
   LINK_EXHAUSTED: { status: 410, message: 'This link has reached its access limit' },
+  LINK_KEY_NOT_KEPT: { status: 409, message: 'This link was made before links could be copied again: make a new one' },
   PASSWORD_REQUIRED: { status: 401, message: 'This link is protected by a password' },
   INVALID_PASSWORD: { status: 403, message: 'Wrong password for this link' },
   INVALID_ENCRYPTION_KEY: { status: 403, message: 'The encryption key is missing or does not open this link' },

@@ -17,6 +17,7 @@ import * as m014 from './migrations/014-dav.js';
 import * as m015 from './migrations/015-resumable-uploads.js';
 import * as m016 from './migrations/016-version-crc32.js';
 import * as m017 from './migrations/017-administrators.js';
+import * as m018 from './migrations/018-link-key-copies.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015-resumable-uploads': m015,
   '016-version-crc32': m016,
   '017-administrators': m017,
+  '018-link-key-copies': m018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -200,6 +200,8 @@ export interface ShareLinksTable {
   revoked_at: string | null;
   /** SHA-256 (hex) of the link's key proof (migration 013); null on older links. */
   key_check: string | null;
+  /** The link key wrapped by the item's key, for its owner to copy the link again (migration 018); null on older links. */
+  link_key_wrapped: string | null;
   created_at: string;
   updated_at: string;
 }

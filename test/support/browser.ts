@@ -9,7 +9,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildWeb } from '../../scripts/build-web.mjs';
 import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
-import { build } from '../helper.js';
+import { build, signUp, type TestUser } from '../helper.js';
+import { putFile, rootFolderId } from './files.js';
 import { freePort } from './raw-http.js';
 
 // The web application in a real browser: Debian's chromium driven by playwright-core, against the
@@ -80,6 +81,27 @@ export async function startServer(
   const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
   await app.listen({ port, host: '127.0.0.1' });
   return { browser, base, app };
+}
+
+/**
+ * The real server (as startServer) with a first account whose root folder holds `files`, and a
+ * fresh page (not yet signed in) whose CSP violations and page errors go to `violations`.
+ */
+export async function startWithOwner(
+  t: TestContext,
+  dialect: DialectName,
+  files: Record<string, string | Buffer>,
+  options: { config?: Partial<Config>; hostName?: string } = {},
+): Promise<(Awaited<ReturnType<typeof startServer>> & { owner: TestUser; root: string; page: Page; violations: string[] }) | null> {
+  const started = await startServer(t, dialect, options.config, { hostName: options.hostName });
+  if (!started) return null;
+  const owner = await signUp(started.app);
+  const root = await rootFolderId(owner);
+  for (const [name, data] of Object.entries(files)) await putFile(started.app, owner, root, name, data);
+  const violations: string[] = [];
+  const { context, page } = await newPage(started.browser, violations);
+  t.after(() => context.close());
+  return { ...started!, owner, root, page, violations };
 }
 
 /** Signs `page` in with a bearer token (as the app keeps it after a sign-in) and opens `path`. */

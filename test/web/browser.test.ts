@@ -105,8 +105,9 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: 'Actions for report.bin' }).click();
       await page.getByRole('menuitem', { name: 'Share' }).click();
       const share = page.locator('dialog#share');
-      await share.getByLabel('Password (optional)').fill('open sesame');
-      await share.getByLabel('Access limit (0 = unlimited)').fill('1');
+      await share.locator('form.new-link').getByLabel('Password (optional)').fill('open sesame');
+      await share.locator('form.new-link').getByLabel('Unlimited').uncheck();
+      await share.locator('form.new-link').getByLabel('Downloads allowed through the link').fill('1');
       await share.getByRole('button', { name: 'Create link' }).click();
       const shareLink = await share.locator('#created-link').inputValue();
       assert.match(shareLink, new RegExp(`^${base}/s/[A-Za-z0-9_-]+#[A-Za-z0-9_-]{43}$`));
@@ -412,7 +413,8 @@ for (const dialect of DIALECTS) {
       const link = await share.locator('#created-link').inputValue();
       await share.getByText('0 uses').waitFor();
       await share.getByRole('button', { name: 'Edit' }).click();
-      await share.locator('form.edit-link').getByLabel('Access limit (0 = unlimited)').fill('5');
+      await share.locator('form.edit-link').getByLabel('Unlimited').uncheck();
+      await share.locator('form.edit-link').getByLabel('Downloads allowed through the link').fill('5');
       await share.locator('form.edit-link').getByRole('button', { name: 'Save' }).click();
       await share.getByText('0 of 5 uses').waitFor();
       await share.getByRole('button', { name: 'Revoke' }).click();

@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { DialectName } from '../../src/db/database.js';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
-import { putFile, rootFolderId } from '../support/files.js';
+import { DIALECTS } from '../helper.js';
+import { openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 
 const SLOW = { timeout: 120_000 };
 
@@ -27,15 +26,9 @@ async function createLinkFromTheDialog(page: Page, base: string, token: string, 
 
 /** A server without COFFRE_PUBLIC_URL, its owner with plan.txt, and a page; null without a browser. */
 async function setUp(t: TestContext, dialect: DialectName, hostName?: string) {
-  const started = await startServer(t, dialect, { publicUrl: null }, { hostName });
+  const started = await startWithOwner(t, dialect, { 'plan.txt': 'the plan' }, { config: { publicUrl: null }, hostName });
   if (!started) return null;
-  const { browser, app, base } = started;
-  const owner = await signUp(app);
-  const root = await rootFolderId(owner);
-  await putFile(app, owner, root, 'plan.txt', 'the plan');
-  const violations: string[] = [];
-  const { context, page } = await newPage(browser, violations);
-  t.after(() => context.close());
+  const { base, owner, root, page, violations } = started;
   const made = await createLinkFromTheDialog(page, base, owner.token, root, 'plan.txt');
   return { base, page, made, violations };
 }

@@ -80,6 +80,8 @@ export function linkRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
   return async (app) => {
     manageRoutes(app, links, 'file', ctx.config);
     manageRoutes(app, links, 'folder', ctx.config);
+    addressRoute(app, links, 'file', ctx.config);
+    addressRoute(app, links, 'folder', ctx.config);
     publicViewRoutes(app, links);
     publicDownloadRoutes(app, links, metrics);
     zipRoute(app, links, metrics);
@@ -99,7 +101,7 @@ function manageRoutes(app: App, links: Links, kind: LinkKind, config: Config): v
       schema: {
         tags,
         summary: `Create a share link to a ${kind}`,
-        description: `201 with \`shareLink\` = \`<public URL>/s/<sharedHash>#<linkKey>\` (COFFRE_PUBLIC_URL, or the address the request came to). The link key is shown only here: the server keeps the ${kind}'s key wrapped by it, never the key itself.`,
+        description: `201 with \`shareLink\` = \`<public URL>/s/<sharedHash>#<linkKey>\` (COFFRE_PUBLIC_URL, or the address the request came to). The server keeps the ${kind}'s key wrapped by the link key, and the link key only wrapped by the ${kind}'s key (for \`GET ${base}/share/{sharedHash}/address\`), never in clear.`,
         params: Params,
         body: S.CreateLinkBody,
         response: { 201: Envelope(S.CreatedLink), ...errorResponses(400, 401, 404, 409) },
@@ -159,6 +161,26 @@ function manageRoutes(app: App, links: Links, kind: LinkKind, config: Config): v
       await links.revoke(principalOf(request), kind, request.params.sharedHash);
       return {};
     },
+  );
+}
+
+/** A link's full address again, for its owner to copy (the key kept wrapped by the item's key). */
+function addressRoute(app: App, links: Links, kind: LinkKind, config: Config): void {
+  const base = kind === 'file' ? '/files' : '/folders';
+  const tags = [kind === 'file' ? 'File links' : 'Folder links'];
+  app.get(
+    `${base}/share/:sharedHash/address`,
+    {
+      schema: {
+        tags,
+        summary: "A link's full address again, key included",
+        description:
+          "For the owner to copy a link again: its key is unwrapped with the item's key. Only the owner (others: 404); 409 `LINK_KEY_NOT_KEPT` for links made before the key was kept.",
+        params: S.SharedHashParams,
+        response: { 200: Envelope(S.LinkAddress), ...errorResponses(401, 404, 409) },
+      },
+    },
+    async (request) => envelope(await links.address(principalOf(request), kind, request.params.sharedHash, publicBaseUrl(request, config))),
   );
 }
 

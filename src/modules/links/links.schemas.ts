@@ -29,6 +29,11 @@ export const CreateLinkBody = Type.Object(
   },
 );
 
+export const LinkAddress = Type.Object(
+  { shareLink: Type.String({ description: '`<public URL>/s/<sharedHash>#<linkKey>`, as when the link was made' }) },
+  { examples: [{ shareLink: 'https://files.example.com/s/Q2hhbmdlIG1lIQ#3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }] },
+);
+
 export const PatchLinkBody = Type.Object(
   {
     password: Type.Optional(Type.String({ maxLength: 1024, description: 'An empty string removes the password' })),
@@ -50,7 +55,7 @@ const linkSettings = {
 };
 
 export const CreatedLink = Type.Object(
-  { shareLink: Type.String({ description: '`<public URL>/s/<sharedHash>#<linkKey>`: the key is shown this once' }), ...linkSettings },
+  { shareLink: Type.String({ description: '`<public URL>/s/<sharedHash>#<linkKey>`' }), ...linkSettings },
   {
     examples: [
       {

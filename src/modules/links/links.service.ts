@@ -3,7 +3,7 @@ import { bindContext } from '../../lib/bind.js';
 import { download, sealed, transfer } from './link-downloads.use-case.js';
 import { fileInfo, openFolder } from './link-views.use-case.js';
 import { folderZip } from './link-zip.use-case.js';
-import { create, list, revoke, update } from './manage-links.use-case.js';
+import { address, create, list, revoke, update } from './manage-links.use-case.js';
 
 export type { LinkKind, LinkSettings, SealedDownload, Visitor } from './links.types.js';
 
@@ -13,5 +13,5 @@ export type { LinkKind, LinkSettings, SealedDownload, Visitor } from './links.ty
  * link-admission.ts. The use cases are bound to the context here.
  */
 export function linkService(ctx: AppContext) {
-  return bindContext(ctx, { create, list, update, revoke, fileInfo, openFolder, download, sealed, folderZip, transfer });
+  return bindContext(ctx, { create, address, list, update, revoke, fileInfo, openFolder, download, sealed, folderZip, transfer });
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { loadFileFor, loadFolderFor } from '../../access/access.js';
 import type { AppContext, Principal } from '../../context.js';
 import { openChildKey } from '../../crypto/keyring.js';
-import { wrapKey } from '../../crypto/key-wrap.js';
+import { unwrapKey, wrapKey } from '../../crypto/key-wrap.js';
 import type { FileRow, FolderRow, ShareLinkRow } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { newId, randomToken } from '../../lib/ids.js';
@@ -14,8 +14,10 @@ import * as repo from './links.repository.js';
 import type { LinkKind, LinkSettings } from './links.types.js';
 import { listing, summary } from './links.views.js';
 
-/** Makes a link to a file or folder the caller manages; the answer holds the only copy of its key. */
-/** Makes a link to an item the caller manages; its address starts with `baseUrl` (see publicBaseUrl). */
+/**
+ * Makes a link to an item the caller manages; its address starts with `baseUrl` (see publicBaseUrl).
+ * The link key is kept only wrapped by the item's own key, for its owner to copy the link again.
+ */
 export async function create(ctx: AppContext, principal: Principal, kind: LinkKind, itemId: string, input: LinkSettings, baseUrl: string) {
   const { item, key } = await loadItem(ctx, principal, kind, itemId);
   const linkKey = randomBytes(32);
@@ -38,12 +40,31 @@ export async function create(ctx: AppContext, principal: Principal, kind: LinkKi
     is_public: input.isPublic === false ? 0 : 1,
     revoked_at: null,
     key_check: keyCheckOf(keyProofOf(linkKey)),
+    link_key_wrapped: wrapKey(key, linkKey, linkKeyWrapId(id)),
     created_at: now,
     updated_at: now,
   };
   await repo.insertLink(ctx.db, row);
-  // The only place the link key exists: this response. It is not stored and not logged.
-  return { shareLink: `${baseUrl}/s/${row.shared_hash}#${linkKey.toString('base64url')}`, ...summary(row as ShareLinkRow) };
+  // The link key in clear exists only in this response (and in `address`'s): never stored, never logged.
+  return { shareLink: shareLinkOf(baseUrl, row.shared_hash, linkKey), ...summary(row as ShareLinkRow) };
+}
+
+/** A link of the caller's, its full address again: the link key unwrapped with the item's key. */
+export async function address(ctx: AppContext, principal: Principal, kind: LinkKind, sharedHash: string, baseUrl: string) {
+  const link = await ownLink(ctx, principal, kind, sharedHash);
+  if (!link.link_key_wrapped) throw new AppError('LINK_KEY_NOT_KEPT');
+  const { key } = await loadItem(ctx, principal, kind, (link.file_id ?? link.folder_id)!);
+  const linkKey = unwrapKey(key, link.link_key_wrapped, linkKeyWrapId(link.id));
+  return { shareLink: shareLinkOf(baseUrl, link.shared_hash, linkKey) };
+}
+
+function shareLinkOf(baseUrl: string, sharedHash: string, linkKey: Buffer): string {
+  return `${baseUrl}/s/${sharedHash}#${linkKey.toString('base64url')}`;
+}
+
+/** The associated data of a link key's wrap: not the link id alone, which the item key's wrap uses. */
+function linkKeyWrapId(linkId: string): string {
+  return `link-key:${linkId}`;
 }
 
 /** The live links of an item the caller manages. */

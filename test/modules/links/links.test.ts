@@ -349,6 +349,7 @@ for (const dialect of DIALECTS) {
       const created = await owner.api.post(`/api/files/share/${file.id}`, { password: 'log secret pw' });
       const { hash, key } = splitLink(created.body.data.shareLink);
       secrets.push(key, 'log secret pw');
+      assert.equal((await client(app, owner.token).get(`/api/files/share/${hash}/address`)).status, 200, 'the link copied again');
       await publicPost(app, `/api/files/shared/${hash}`, { password: 'log secret pw' });
       await publicPost(app, `/api/files/download/public/${hash}`, { password: 'log secret pw', encryptionKey: key });
       await publicPost(app, `/api/files/download/public/${hash}`, { password: 'wrong secret pw', encryptionKey: key });
