@@ -84,24 +84,35 @@ export async function startServer(
 }
 
 /**
- * The real server (as startServer) with a first account whose root folder holds `files`, and a
- * fresh page (not yet signed in) whose CSP violations and page errors go to `violations`.
+ * The real server (as startServer) with a first account whose root folder holds `files` (their
+ * details as uploaded in `files`), and a fresh page (not yet signed in) whose CSP violations and
+ * page errors go to `violations`.
  */
 export async function startWithOwner(
   t: TestContext,
   dialect: DialectName,
   files: Record<string, string | Buffer>,
   options: { config?: Partial<Config>; hostName?: string } = {},
-): Promise<(Awaited<ReturnType<typeof startServer>> & { owner: TestUser; root: string; page: Page; violations: string[] }) | null> {
+): Promise<
+  | (Awaited<ReturnType<typeof startServer>> & {
+      owner: TestUser;
+      root: string;
+      files: Record<string, any>;
+      page: Page;
+      violations: string[];
+    })
+  | null
+> {
   const started = await startServer(t, dialect, options.config, { hostName: options.hostName });
   if (!started) return null;
   const owner = await signUp(started.app);
   const root = await rootFolderId(owner);
-  for (const [name, data] of Object.entries(files)) await putFile(started.app, owner, root, name, data);
+  const put: Record<string, any> = {};
+  for (const [name, data] of Object.entries(files)) put[name] = await putFile(started.app, owner, root, name, data);
   const violations: string[] = [];
   const { context, page } = await newPage(started.browser, violations);
   t.after(() => context.close());
-  return { ...started!, owner, root, page, violations };
+  return { ...started!, owner, root, files: put, page, violations };
 }
 
 /** Signs `page` in with a bearer token (as the app keeps it after a sign-in) and opens `path`. */

@@ -55,5 +55,23 @@ for (const dialect of DIALECTS) {
       assert.match(made.warning ?? '', new RegExp(`start with ${base.replace(/\./g, '\\.')}, which only this computer can open`));
       assert.deepEqual(violations, []);
     });
+
+    it("with COFFRE_PUBLIC_URL set, links and the details panel's public address both start with it", SLOW, async (t) => {
+      const publicUrl = 'https://files.example.org';
+      const started = await startWithOwner(t, dialect, { 'plan.txt': 'the plan' }, { config: { publicUrl } });
+      if (!started) return;
+      const { base, owner, root, page, violations } = started;
+      const plan = started.files['plan.txt'];
+      assert.equal((await owner.api.put(`/api/files/update/${plan.id}`, { name: 'plan.txt', visibility: 'public' })).status, 200);
+      const made = await createLinkFromTheDialog(page, base, owner.token, root, 'plan.txt');
+      assert.ok(made.link.startsWith(`${publicUrl}/s/`), made.link);
+      assert.equal(made.warning, null, "no warning: the links do not start with this computer's address");
+      await page.locator('dialog#share').getByRole('button', { name: 'Close' }).first().click();
+      await page.locator('tr[data-name="plan.txt"] td.col-size').click();
+      const address = page.locator('aside.details').getByRole('link', { name: /\/api\/files\/public\// });
+      await address.waitFor();
+      assert.equal(await address.innerText(), `${publicUrl}/api/files/public/${plan.hashName}`);
+      assert.deepEqual(violations, []);
+    });
   });
 }

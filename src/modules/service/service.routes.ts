@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { Envelope, envelope, errorResponses } from '../../http/envelope.js';
+import { publicBaseUrl } from '../../http/public-url.js';
 import type { Metrics } from '../../http/metrics.js';
 import { VERSION } from '../../version.js';
 
@@ -15,7 +16,7 @@ const METRICS_EXAMPLE = [
 /** Welcome, OpenAPI document, liveness, readiness and metrics: public, outside the authenticated API. */
 export function serviceRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox {
   return async (app) => {
-    infoRoutes(app);
+    infoRoutes(app, ctx);
     readinessRoute(app, ctx);
     metricsRoute(app, metrics);
   };
@@ -24,8 +25,19 @@ export function serviceRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginA
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 const tags = ['Service'];
 
-/** The welcome, the OpenAPI document and liveness. */
-function infoRoutes(app: App): void {
+const Welcome = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  docs: Type.String(),
+  openapi: Type.String(),
+  publicUrl: Type.String({
+    description: 'The address links and public files start with (COFFRE_PUBLIC_URL, or the one the request came to)',
+  }),
+  webdav: Type.String({ description: 'The WebDAV address for file managers and sync clients' }),
+});
+
+/** The welcome (with the addresses clients hand out), the OpenAPI document and liveness. */
+function infoRoutes(app: App, ctx: AppContext): void {
   app.get(
     '/api',
     {
@@ -33,12 +45,21 @@ function infoRoutes(app: App): void {
         tags,
         summary: 'Welcome',
         security: [],
-        response: {
-          200: Envelope(Type.Object({ name: Type.String(), version: Type.String(), docs: Type.String(), openapi: Type.String() })),
-        },
+        response: { 200: Envelope(Welcome) },
       },
     },
-    async () => envelope({ name: 'Coffre', version: VERSION, docs: '/api/docs', openapi: '/api/openapi.json' }, 200, 'Welcome to Coffre'),
+    async (request) => {
+      const publicUrl = publicBaseUrl(request, ctx.config);
+      const welcome = {
+        name: 'Coffre',
+        version: VERSION,
+        docs: '/api/docs',
+        openapi: '/api/openapi.json',
+        publicUrl,
+        webdav: `${publicUrl}/dav/`,
+      };
+      return envelope(welcome, 200, 'Welcome to Coffre');
+    },
   );
 
   app.get(

@@ -1,6 +1,7 @@
 // The address of a new share link (issue 34): COFFRE_PUBLIC_URL when it is set, else the origin the
 // request came to, so that a server reached by its LAN name gives links others can open;
-// X-Forwarded-Proto and -Host name that origin only when COFFRE_TRUST_PROXY is on.
+// X-Forwarded-Proto and -Host name that origin only when COFFRE_TRUST_PROXY is on. The welcome
+// (GET /api) gives the web app the same base for public file addresses and WebDAV.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Config } from '../../../src/config.js';
@@ -54,5 +55,25 @@ describe(`share link addresses [${dialect}]`, () => {
       const link = await linkMadeWith(t, { publicUrl: null, port: 8123 }, { host });
       assert.match(link, /^http:\/\/localhost:8123\/s\//, host);
     }
+  });
+
+  it('the welcome gives the same base and the WebDAV address, for the web app to show', async (t) => {
+    const { app } = await build(t, dialect, { config: { publicUrl: null } });
+    const welcome = async (headers: Record<string, string>) => (await app.inject({ method: 'GET', url: '/api', headers })).json().data;
+    assert.deepEqual(
+      { ...(await welcome({ host: 'nas.local:8080' })), version: undefined },
+      {
+        name: 'Coffre',
+        version: undefined,
+        docs: '/api/docs',
+        openapi: '/api/openapi.json',
+        publicUrl: 'http://nas.local:8080',
+        webdav: 'http://nas.local:8080/dav/',
+      },
+    );
+    const configured = await build(t, dialect, { config: { publicUrl: 'https://share.example.org' } });
+    const data = (await configured.app.inject({ method: 'GET', url: '/api', headers: { host: 'nas.local' } })).json().data;
+    assert.equal(data.publicUrl, 'https://share.example.org');
+    assert.equal(data.webdav, 'https://share.example.org/dav/');
   });
 });

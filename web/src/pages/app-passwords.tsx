@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useServerAddresses } from '../addresses';
 import { api } from '../api';
 import { formatDate } from '../format';
 import { errorText, t } from '../i18n';
@@ -13,13 +14,9 @@ interface AppPassword {
   lastUsedAt: string | null;
 }
 
-/** Where WebDAV clients connect, on this server's origin. */
-function webdavAddress(): string {
-  return `${location.origin}/dav/`;
-}
-
 /** The new app password, shown this once, with what a WebDAV client asks for beside it. */
 function CreatedPassword(props: { token: string; email: string }) {
+  const { webdav } = useServerAddresses();
   return (
     <div class="created-link app-password-created" role="status">
       <p>{t('appPasswordCreated')}</p>
@@ -27,7 +24,7 @@ function CreatedPassword(props: { token: string; email: string }) {
       <dl class="webdav-settings">
         <dt>{t('webdavAddress')}</dt>
         <dd>
-          <code id="webdav-address">{webdavAddress()}</code>
+          <code id="webdav-address">{webdav}</code>
         </dd>
         <dt>{t('webdavUser')}</dt>
         <dd>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useServerAddresses } from '../addresses';
 import { api } from '../api';
 import { formatDate, formatSize } from '../format';
 import { errorText, t } from '../i18n';
@@ -25,6 +26,7 @@ export function DetailsPanel(props: {
   const [retention, setRetention] = useState('');
   const [error, setError] = useState('');
   const [confirmingPublic, setConfirmingPublic] = useState(false);
+  const { publicUrl } = useServerAddresses();
   const reload = useCallback(async () => {
     if (!item) return;
     setError('');
@@ -129,7 +131,7 @@ export function DetailsPanel(props: {
               {item.kind === 'file' && detail.visibility === 'public' && (
                 <p class="small">
                   {t('publicAddress')}:{' '}
-                  <a href={`/api/files/public/${detail.hashName}`}>{`${location.origin}/api/files/public/${detail.hashName}`}</a>
+                  <a href={`/api/files/public/${detail.hashName}`}>{`${publicUrl}/api/files/public/${detail.hashName}`}</a>
                 </p>
               )}
               {item.kind === 'file' && (

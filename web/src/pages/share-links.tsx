@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { useServerAddresses } from '../addresses';
 import { api } from '../api';
 import { formatDate } from '../format';
 import { errorText, t } from '../i18n';
@@ -203,11 +204,11 @@ function isLoopback(hostname: string): boolean {
 
 /**
  * Says so when links start with an address only this computer can open: the new link's, or the
- * page's before one is made (the server builds links from the address it is reached by, unless
- * its administrator set COFFRE_PUBLIC_URL).
+ * server's before one is made (COFFRE_PUBLIC_URL, or else the address the page reached it by).
  */
 function LocalAddressWarning(props: { link: string | null }) {
-  const url = new URL(props.link ?? location.href);
+  const { publicUrl } = useServerAddresses();
+  const url = new URL(props.link ?? publicUrl);
   if (!isLoopback(url.hostname)) return null;
   return (
     <p class="warning" data-testid="local-address-warning">
