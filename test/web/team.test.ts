@@ -101,7 +101,7 @@ for (const dialect of DIALECTS) {
         // ---- enable, then a password reset link ----
         await row.getByRole('button', { name: 'Enable' }).click();
         await row.getByText('Active').waitFor();
-        await row.getByRole('button', { name: 'Reset the password of Camille' }).click();
+        await row.getByRole('button', { name: 'Reset password for Camille' }).click();
         const reset = await issuedLink(page);
         await useLink(colleague, reset, { password: 'camille password 2' });
         await colleague.locator('.topbar .user', { hasText: 'Camille' }).waitFor();

@@ -76,7 +76,10 @@ function ThemeSwitcher() {
   );
 }
 
-/** The switches of every page: language and theme. */
+/**
+ * The switches of every page: language and theme. Signed out, they stand in a <header> of their
+ * own, so that every part of the page is in a landmark.
+ */
 function Preferences() {
   return (
     <>
@@ -294,9 +297,9 @@ function App() {
     return (
       <>
         <InvitePage token={path.slice('/invite/'.length)} onSignedIn={() => setSignedIn(true)} />
-        <div class="public-lang">
+        <header class="public-lang">
           <Preferences />
-        </div>
+        </header>
       </>
     );
   }
@@ -304,9 +307,9 @@ function App() {
     return (
       <>
         <PublicLinkPage sharedHash={path.slice(3)} />
-        <div class="public-lang">
+        <header class="public-lang">
           <Preferences />
-        </div>
+        </header>
       </>
     );
   }
@@ -316,9 +319,9 @@ function App() {
     return (
       <>
         <AuthPage mode={path === '/signup' ? 'signup' : 'login'} onSignedIn={() => setSignedIn(true)} />
-        <div class="public-lang">
+        <header class="public-lang">
           <Preferences />
-        </div>
+        </header>
       </>
     );
   }

@@ -227,7 +227,7 @@ export const en = {
   active: 'Active',
   quota: 'Quota',
   resetPassword: 'Reset password',
-  resetPasswordOf: 'Reset the password of {name}',
+  resetPasswordOf: 'Reset password for {name}',
   enable: 'Enable',
   disable: 'Disable',
   pendingInvitations: 'Invitations not used yet',

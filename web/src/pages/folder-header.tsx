@@ -21,6 +21,8 @@ export function FolderHeader(props: {
   const fileInput = useRef<HTMLInputElement>(null);
   return (
     <>
+      {/* The breadcrumb shows where the folder is; the heading names the page for screen readers' heading navigation. */}
+      <h1 class="visually-hidden">{props.folder.isRoot ? props.rootLabel : props.folder.name}</h1>
       <nav aria-label={t('breadcrumbs')} class="breadcrumbs">
         <ol>
           {!props.access.isOwner && (
