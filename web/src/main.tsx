@@ -10,6 +10,7 @@ import { PublicLinkPage } from './pages/public';
 import { SharedWithMePage } from './pages/shared';
 import { TrashPage } from './pages/trash';
 import { UsersPage } from './pages/users';
+import { DownloadPanel } from './pages/downloads';
 import { StorageBar, UploadPanel } from './pages/widgets';
 import { Link, Notices, navigate, useLang, usePath } from './ui';
 import { setTheme, theme, type Theme } from './theme';
@@ -272,6 +273,7 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
         {page}
       </main>
       <UploadPanel onUploaded={refreshStorage} />
+      <DownloadPanel />
       <Notices />
     </div>
   );

@@ -5,6 +5,7 @@ import { errorText, t } from '../i18n';
 import { openSink } from '../save';
 import { Alert, Dialog, Icon, notify, useLang } from '../ui';
 import { uploadFile } from '../upload';
+import { trackDownload } from './downloads';
 
 /** The account's storage from `/storage/status`, with the low-space warning. */
 export function StorageBar(props: { tick: number }) {
@@ -208,30 +209,38 @@ export function UploadPanel(props: { onUploaded: () => void }) {
   );
 }
 
-/** Saves what `request` answers as `name`, streamed to disk where possible; a failure is notified. */
-async function saveAnswer(name: string, size: number, toDisk: boolean, request: () => Promise<Response>): Promise<void> {
+/**
+ * Saves what `request` answers as `name`, streamed to disk where possible, its progress in the
+ * downloads panel (where it can be cancelled); a failure is notified.
+ */
+async function saveAnswer(name: string, size: number, toDisk: boolean, request: (signal: AbortSignal) => Promise<Response>): Promise<void> {
   const sink = await openSink(name, size, toDisk);
   if (!sink) return;
+  const download = trackDownload(name, size);
   try {
-    const res = await request();
+    const res = await request(download.signal);
     if (!res.ok || !res.body) throw await errorOf(res);
     const reader = res.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       await sink.write(value);
+      download.received(value.length);
     }
     await sink.close();
+    download.saved();
   } catch (error) {
     await sink.abort();
+    if (download.cancelled()) return;
+    download.failed(errorText(error));
     notify(t('error', { message: errorText(error) }), 'error');
   }
 }
 
 /** Downloads a file of the account (or shared with it, with canDownload), streamed to disk where possible. */
 export function downloadOwnFile(file: { id: string; name: string; size: number }, versionId?: string): Promise<void> {
-  return saveAnswer(file.name, file.size, false, () =>
-    fetch(url(`/files/download/${file.id}`, { versionId }), { headers: authHeaders(), cache: 'no-store' }),
+  return saveAnswer(file.name, file.size, false, (signal) =>
+    fetch(url(`/files/download/${file.id}`, { versionId }), { headers: authHeaders(), cache: 'no-store', signal }),
   );
 }
 
@@ -242,14 +251,15 @@ export function downloadOwnFile(file: { id: string; name: string; size: number }
  */
 export function downloadOwnZip(name: string, what: { folderId: string } | { fileIds: string[]; folderIds: string[] }): Promise<void> {
   notify(t('zipDownloading', { name }));
-  return saveAnswer(name, 0, true, () =>
+  return saveAnswer(name, 0, true, (signal) =>
     'folderId' in what
-      ? fetch(url(`/folders/download/${what.folderId}`), { headers: authHeaders(), cache: 'no-store' })
+      ? fetch(url(`/folders/download/${what.folderId}`), { headers: authHeaders(), cache: 'no-store', signal })
       : fetch(url('/files/download-zip'), {
           method: 'POST',
           headers: { ...authHeaders(), 'content-type': 'application/json' },
           body: JSON.stringify(what),
           cache: 'no-store',
+          signal,
         }),
   );
 }
