@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, getToken, setToken, whenSignedOut } from './api';
 import { lang, setLang, t, type Lang } from './i18n';
+import { DrawerPanel, MenuButton, useDrawer } from './drawer';
 import { AppPasswordsPage } from './pages/app-passwords';
 import { AuthPage } from './pages/auth';
 import { FolderPage } from './pages/files';
@@ -16,6 +17,7 @@ import { Link, Notices, navigate, useLang, usePath } from './ui';
 import { setTheme, theme, type Theme } from './theme';
 import { forgetUnfinishedUploads } from './upload';
 import './styles.css';
+import './phone.css';
 
 export interface Me {
   id: string;
@@ -90,6 +92,70 @@ function Preferences() {
   );
 }
 
+/**
+ * The datahub and bucket selectors, the switches, who is signed in and the sign-out button: in the
+ * topbar on a wide window, in the navigation drawer on a phone.
+ */
+function ShellTools(props: {
+  datahubs: DatahubInfo[];
+  hub: DatahubInfo | null;
+  bucket: BucketInfo | null;
+  chooseBucket: (bucketId: string) => void;
+  me: Me | null;
+  signOut: () => void;
+}) {
+  const { datahubs, hub, bucket, chooseBucket, me, signOut } = props;
+  return (
+    <>
+      {/* Chosen only when there is a choice: one datahub of one bucket stays out of the way. */}
+      <div class="switcher">
+        {datahubs.length > 1 && (
+          <label>
+            <span class="visually-hidden">{t('datahub')}</span>
+            <select
+              aria-label={t('datahub')}
+              value={hub?.id ?? ''}
+              onChange={(e) => {
+                const h = datahubs.find((x) => x.id === e.currentTarget.value);
+                if (h?.buckets[0]) chooseBucket(h.buckets[0].id);
+              }}
+            >
+              {datahubs.map((h) => (
+                <option key={h.id} value={h.id}>
+                  {h.name} · {h.locationLabel}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        {(hub?.buckets.length ?? 0) > 1 && (
+          <label>
+            <span class="visually-hidden">{t('bucket')}</span>
+            <select aria-label={t('bucket')} value={bucket?.id ?? ''} onChange={(e) => chooseBucket(e.currentTarget.value)}>
+              {(hub?.buckets ?? []).map((b) => (
+                <option key={b.id} value={b.id}>
+                  {b.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      <div class="topbar-end">
+        <Preferences />
+        {me && (
+          <span class="user" title={me.email}>
+            {me.name}
+          </span>
+        )}
+        <button type="button" onClick={signOut}>
+          {t('signOut')}
+        </button>
+      </div>
+    </>
+  );
+}
+
 /** The signed-in application: header, navigation, storage bar, and the page of the path. */
 function Shell(props: { path: string; onSignedOut: () => void }) {
   useLang();
@@ -143,6 +209,8 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
   };
 
   const path = props.path;
+  const drawer = useDrawer(path);
+  const tools = <ShellTools datahubs={datahubs} hub={hub} bucket={bucket} chooseBucket={chooseBucket} me={me} signOut={signOut} />;
   let page;
   let section: 'files' | 'shared' | 'trash' | 'app-passwords' | 'users' = 'files';
   const folderMatch = /^\/files\/(fld_[A-Za-z0-9]+)$/.exec(path);
@@ -188,87 +256,47 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
         {t('skipToContent')}
       </a>
       <header class="topbar">
+        <MenuButton drawer={drawer} />
         <Link href="/files" class="brand">
           <img src="/favicon.svg" alt="" width={24} height={24} /> <span>{t('appName')}</span>
         </Link>
-        {/* Chosen only when there is a choice: one datahub of one bucket stays out of the way. */}
-        <div class="switcher">
-          {datahubs.length > 1 && (
-            <label>
-              <span class="visually-hidden">{t('datahub')}</span>
-              <select
-                aria-label={t('datahub')}
-                value={hub?.id ?? ''}
-                onChange={(e) => {
-                  const h = datahubs.find((x) => x.id === e.currentTarget.value);
-                  if (h?.buckets[0]) chooseBucket(h.buckets[0].id);
-                }}
-              >
-                {datahubs.map((h) => (
-                  <option key={h.id} value={h.id}>
-                    {h.name} · {h.locationLabel}
-                  </option>
-                ))}
-              </select>
-            </label>
-          )}
-          {(hub?.buckets.length ?? 0) > 1 && (
-            <label>
-              <span class="visually-hidden">{t('bucket')}</span>
-              <select aria-label={t('bucket')} value={bucket?.id ?? ''} onChange={(e) => chooseBucket(e.currentTarget.value)}>
-                {(hub?.buckets ?? []).map((b) => (
-                  <option key={b.id} value={b.id}>
-                    {b.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-          )}
-        </div>
-        <div class="topbar-end">
-          <Preferences />
-          {me && (
-            <span class="user" title={me.email}>
-              {me.name}
-            </span>
-          )}
-          <button type="button" onClick={signOut}>
-            {t('signOut')}
-          </button>
-        </div>
+        {!drawer.narrow && tools}
       </header>
-      <nav class="sidebar" aria-label={t('appName')}>
-        <ul>
-          <li>
-            <Link href={bucket ? `/files/${bucket.rootFolderId}` : '/files'} aria-current={section === 'files' ? 'page' : undefined}>
-              {t('files')}
-            </Link>
-          </li>
-          <li>
-            <Link href="/shared" aria-current={section === 'shared' ? 'page' : undefined}>
-              {t('sharedWithMe')}
-            </Link>
-          </li>
-          <li>
-            <Link href="/trash" aria-current={section === 'trash' ? 'page' : undefined}>
-              {t('trash')}
-            </Link>
-          </li>
-          <li>
-            <Link href="/app-passwords" aria-current={section === 'app-passwords' ? 'page' : undefined}>
-              {t('appPasswords')}
-            </Link>
-          </li>
-          {me?.isAdmin && (
+      <DrawerPanel drawer={drawer}>
+        <nav class="sidebar" aria-label={t('appName')}>
+          <ul>
             <li>
-              <Link href="/users" aria-current={section === 'users' ? 'page' : undefined}>
-                {t('users')}
+              <Link href={bucket ? `/files/${bucket.rootFolderId}` : '/files'} aria-current={section === 'files' ? 'page' : undefined}>
+                {t('files')}
               </Link>
             </li>
-          )}
-        </ul>
-        <StorageBar tick={storageTick} />
-      </nav>
+            <li>
+              <Link href="/shared" aria-current={section === 'shared' ? 'page' : undefined}>
+                {t('sharedWithMe')}
+              </Link>
+            </li>
+            <li>
+              <Link href="/trash" aria-current={section === 'trash' ? 'page' : undefined}>
+                {t('trash')}
+              </Link>
+            </li>
+            <li>
+              <Link href="/app-passwords" aria-current={section === 'app-passwords' ? 'page' : undefined}>
+                {t('appPasswords')}
+              </Link>
+            </li>
+            {me?.isAdmin && (
+              <li>
+                <Link href="/users" aria-current={section === 'users' ? 'page' : undefined}>
+                  {t('users')}
+                </Link>
+              </li>
+            )}
+          </ul>
+          <StorageBar tick={storageTick} />
+        </nav>
+        {drawer.narrow && <div class="drawer-tools">{tools}</div>}
+      </DrawerPanel>
       <main id="main" class="content" tabIndex={-1}>
         {page}
       </main>

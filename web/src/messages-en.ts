@@ -3,6 +3,7 @@
 export const en = {
   appName: 'Coffre',
   skipToContent: 'Skip to content',
+  menu: 'Menu',
   language: 'Language',
   signIn: 'Sign in',
   signUp: 'Create an account',

@@ -4,6 +4,7 @@ import type { MessageKey } from './messages-en';
 export const fr: Record<MessageKey, string> = {
   appName: 'Coffre',
   skipToContent: 'Aller au contenu',
+  menu: 'Menu',
   language: 'Langue',
   signIn: 'Se connecter',
   signUp: 'Créer un compte',

@@ -73,7 +73,17 @@ export function DetailsPanel(props: {
     else persist();
   };
   return (
-    <aside class="details" aria-labelledby="details-title">
+    <aside
+      class="details"
+      aria-labelledby="details-title"
+      onKeyDown={(e) => {
+        // Escape closes the panel (a sheet over the list on a phone), unless a dialog of it has the key.
+        if (e.key === 'Escape' && !e.defaultPrevented && !(e.target as Element).closest('dialog')) {
+          e.preventDefault();
+          props.onClose();
+        }
+      }}
+    >
       <header>
         <h2 id="details-title">{item.name}</h2>
         <button type="button" class="icon-button" aria-label={t('close')} onClick={props.onClose}>

@@ -66,6 +66,13 @@ export function FolderPage(props: {
     else setSelected(item.id);
   };
 
+  // The focus goes back from the closed panel to the item's row, not to the top of the page. The
+  // row is focused first: focusing it makes it current again, and the null set after that wins.
+  const closeDetails = () => {
+    document.querySelector<HTMLElement>(`.items tbody tr[data-id="${selected}"] .item-name`)?.focus();
+    setSelected(null);
+  };
+
   const trash = async (item: Item) => {
     try {
       await trashItem(item);
@@ -166,7 +173,8 @@ export function FolderPage(props: {
         </p>
       </details>
       <SelectionBar items={items} selection={selection} folder={detail} access={access} pickerRoot={pickerRoot} onChanged={changed} />
-      <div class="list-and-details">
+      {/* With an item chosen, a phone shows its details as a sheet over the list (phone.css). */}
+      <div class={selectedItem ? 'list-and-details has-details' : 'list-and-details'}>
         <div class="list">
           {items.length === 0 ? (
             <p class="empty">{t('emptyFolder')}</p>
@@ -197,7 +205,7 @@ export function FolderPage(props: {
           </p>
           {access.canEdit && <p class="hint drop-hint">{t('dropHere')}</p>}
         </div>
-        <DetailsPanel item={selectedItem} folder={detail} access={access} onChanged={changed} onClose={() => setSelected(null)} />
+        <DetailsPanel item={selectedItem} folder={detail} access={access} onChanged={changed} onClose={closeDetails} />
       </div>
       {dragging && (
         <div class="drop-overlay" aria-hidden="true">

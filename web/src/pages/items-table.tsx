@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useNarrow } from '../drawer';
 import { formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { Icon } from '../ui';
@@ -33,6 +34,7 @@ export function ItemsTable(props: {
 }) {
   const { items, selection } = props;
   const [menuFor, setMenuFor] = useState<string | null>(null);
+  const narrow = useNarrow();
   const tableRef = useRef<HTMLTableElement>(null);
   const allBox = useRef<HTMLInputElement>(null);
   useEffect(() => {
@@ -148,6 +150,7 @@ export function ItemsTable(props: {
               <button
                 type="button"
                 class="item-name"
+                title={item.name}
                 tabIndex={index === tabbable ? 0 : -1}
                 onFocus={() => props.setCurrent(item.id)}
                 onDblClick={() => props.open(item)}
@@ -159,8 +162,15 @@ export function ItemsTable(props: {
               >
                 <Icon name={item.kind} />
                 <span class="visually-hidden">{item.kind === 'folder' ? t('folder') : ''} </span>
-                {item.name}
+                <span class="name-text">{item.name}</span>
               </button>
+              {/* On a phone the size and date columns make way for the name: they are shown under it. */}
+              {narrow && (
+                <span class="item-meta">
+                  {item.kind === 'file' && `${formatSize(item.size ?? 0)} · `}
+                  {formatDate(item.date)}
+                </span>
+              )}
             </td>
             <td class="col-size">{item.kind === 'file' ? formatSize(item.size ?? 0) : '—'}</td>
             <td class="col-createdAt">{formatDate(item.date)}</td>

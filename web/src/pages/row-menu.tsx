@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { t } from '../i18n';
 import type { Item } from './items';
 
@@ -16,7 +16,9 @@ export interface RowAction {
  */
 export function RowMenu(props: { item: Item; open: boolean; setOpen: (o: boolean) => void; actions: RowAction[] }) {
   const menu = useRef<HTMLUListElement>(null);
-  useEffect(() => {
+  // A layout effect: the first item has the focus as soon as the menu is shown, so that a key
+  // pressed right after opening it (Tab, an arrow) already goes to the menu, not to its button.
+  useLayoutEffect(() => {
     if (!props.open) return;
     menu.current?.querySelector<HTMLElement>('button')?.focus();
     const close = (e: MouseEvent) => {

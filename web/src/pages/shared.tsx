@@ -1,9 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatSize } from '../format';
+import { useNarrow } from '../drawer';
 import { errorText, t } from '../i18n';
 import { Alert, Icon, Link, TableHead, useLang } from '../ui';
 import { downloadOwnFile } from './widgets';
+
+/** What a share allows, in words. */
+function permissionsOf(s: any): string {
+  return [s.permission.canView && t('allowView'), s.permission.canDownload && t('allowDownload'), s.permission.canEdit && t('allowEdit')]
+    .filter(Boolean)
+    .join(', ');
+}
 
 /** What other users shared with the signed-in user, with the permission each one gives. */
 export function SharedWithMePage() {
@@ -11,6 +19,7 @@ export function SharedWithMePage() {
   const [items, setItems] = useState<any[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
+  const narrow = useNarrow();
   const load = async (after?: string) => {
     try {
       const page = await api.get('/shared-with-me', { limit: 100, cursor: after });
@@ -36,8 +45,8 @@ export function SharedWithMePage() {
           <TableHead
             columns={[
               { label: t('colName') },
-              { label: t('owner') },
-              { label: t('permissions') },
+              { label: t('owner'), class: 'col-wide' },
+              { label: t('permissions'), class: 'col-wide' },
               { label: t('colSize'), class: 'col-size' },
               { label: t('colActions'), hidden: true },
             ]}
@@ -55,19 +64,17 @@ export function SharedWithMePage() {
                       <Icon name="file" /> {s.name}
                     </span>
                   )}
+                  {/* On a phone the owner and permission columns make way for the name: they are shown under it. */}
+                  {narrow && (
+                    <span class="item-meta">
+                      {s.owner.name} · {permissionsOf(s)}
+                    </span>
+                  )}
                 </td>
-                <td>
+                <td class="col-wide">
                   {s.owner.name} <span class="muted">&lt;{s.owner.email}&gt;</span>
                 </td>
-                <td class="perms-cell">
-                  {[
-                    s.permission.canView && t('allowView'),
-                    s.permission.canDownload && t('allowDownload'),
-                    s.permission.canEdit && t('allowEdit'),
-                  ]
-                    .filter(Boolean)
-                    .join(', ')}
-                </td>
+                <td class="perms-cell col-wide">{permissionsOf(s)}</td>
                 <td class="col-size">{s.file ? formatSize(s.file.size) : ''}</td>
                 <td>
                   {s.itemType === 'file' && (

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatDate, formatSize } from '../format';
+import { useNarrow } from '../drawer';
 import { errorText, t } from '../i18n';
 import type { BucketInfo } from '../main';
 import { Confirm, Icon, TableHead, notify, useLang } from '../ui';
@@ -8,6 +9,7 @@ import { Confirm, Icon, TableHead, notify, useLang } from '../ui';
 /** The trash of the current bucket: restore, delete forever, empty. */
 export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) {
   useLang();
+  const narrow = useNarrow();
   const [content, setContent] = useState<{ folders: any[]; files: any[] } | null>(null);
   const [confirm, setConfirm] = useState<null | { kind: 'all' } | { kind: 'folder' | 'file'; item: any }>(null);
   const load = async () => {
@@ -64,6 +66,13 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
               <tr key={item.id} data-name={item.name}>
                 <td>
                   <Icon name={kind} /> {item.name}
+                  {/* On a phone the size and date columns make way for the buttons: they are shown under the name. */}
+                  {narrow && (
+                    <span class="item-meta">
+                      {kind === 'file' && `${formatSize(item.size)} · `}
+                      {formatDate(item.deletedAt)}
+                    </span>
+                  )}
                 </td>
                 <td class="col-size">{kind === 'file' ? formatSize(item.size) : '—'}</td>
                 <td class="col-createdAt">{formatDate(item.deletedAt)}</td>

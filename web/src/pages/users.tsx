@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatDate, formatSize } from '../format';
+import { useNarrow } from '../drawer';
 import { errorText, t } from '../i18n';
 import type { MessageKey } from '../messages-en';
 import { Alert, Confirm, CopyField, Dialog, TableHead, notify, useLang } from '../ui';
@@ -138,16 +139,24 @@ function QuotaDialog(props: { user: AdminUser; onSave: (quotaBytes: number | nul
 
 function UserRow(props: { user: AdminUser; self: boolean; onQuota: () => void; onToggle: () => void; onReset: () => void }) {
   const { user } = props;
+  const narrow = useNarrow();
+  const storage = t('usedOf', { used: formatSize(user.usedBytes), quota: formatSize(user.quotaBytes) });
   return (
     <tr data-email={user.email}>
       <td>
         {user.name}
         {user.isAdmin && <span class="badge">{t('administrator')}</span>}
         <div class="muted">{user.email}</div>
+        {/* On a phone the storage and status columns make way for the buttons: they are shown here. */}
+        {narrow && (
+          <div class="item-meta">
+            {storage} · {user.disabled ? <span class="danger-text">{t('disabled')}</span> : t('active')}
+          </div>
+        )}
       </td>
-      <td>{t('usedOf', { used: formatSize(user.usedBytes), quota: formatSize(user.quotaBytes) })}</td>
-      <td>{user.lastActiveAt ? formatDate(user.lastActiveAt) : t('notYet')}</td>
-      <td>{user.disabled ? <span class="badge danger">{t('disabled')}</span> : t('active')}</td>
+      <td class="col-wide">{storage}</td>
+      <td class="col-wide">{user.lastActiveAt ? formatDate(user.lastActiveAt) : t('notYet')}</td>
+      <td class="col-wide">{user.disabled ? <span class="badge danger">{t('disabled')}</span> : t('active')}</td>
       <td class="row-buttons">
         <button type="button" onClick={props.onQuota} aria-label={t('setQuotaOf', { name: user.name })}>
           {t('quota')}
@@ -227,9 +236,9 @@ export function UsersPage(props: { selfId: string }) {
           <TableHead
             columns={[
               { label: t('colName') },
-              { label: t('storage') },
-              { label: t('lastActive') },
-              { label: t('status') },
+              { label: t('storage'), class: 'col-wide' },
+              { label: t('lastActive'), class: 'col-wide' },
+              { label: t('status'), class: 'col-wide' },
               { label: t('colActions'), hidden: true },
             ]}
           />
