@@ -217,7 +217,7 @@ for (const dialect of DIALECTS) {
 
         await goVia(page, 'Users');
         const colleague = page.locator('tr', { hasText: 'Bartholomew Colleague-Longname' });
-        await assertInView(colleague.getByRole('button', { name: /Reset the password/ }), 'the buttons of a user');
+        await assertInView(colleague.getByRole('button', { name: /Reset password for/ }), 'the buttons of a user');
         await assertInView(colleague.getByRole('button', { name: 'Disable' }), 'the Disable button');
         await assertFits(page, 'the users');
         await shot(page, 'users');
