@@ -1,11 +1,12 @@
 // Rights-aware screens (issue 34, item 2), in Chromium against the real server: inside a folder
 // shared with them, a person is offered only what their grant allows, is told what they may not
-// do, and finds "Shared with me" at the start of the breadcrumb and highlighted in the navigation.
+// do, and finds "Shared with me" at the start of the breadcrumb and highlighted in the navigation;
+// a change refused because the owner took rights back meanwhile says what is missing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { newPage, openSignedIn, screenshots, startServer, startWithOwner } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
 
@@ -84,6 +85,41 @@ for (const dialect of DIALECTS) {
         'Move to trash',
         'Delete forever',
       ]);
+      assert.deepEqual(violations, []);
+    });
+
+    it('a refusal after the owner took rights back says what is missing, and the screen catches up', { timeout: 120_000 }, async (t) => {
+      const started = await startWithOwner(t, dialect, {});
+      if (!started) return;
+      const { app, base, owner, root, page, violations } = started;
+      const guest = await signUp(app, 'Gus Guest');
+      const shared = await mkdir(owner, 'Team', root);
+      await putFile(app, owner, shared, 'draft.txt', 'edit me');
+      const grant = (flags: object) => owner.api.post(`/api/folders/share-users/${shared}`, { users: [{ userId: guest.id, ...flags }] });
+      assertStatus(await grant({ canView: true, canDownload: true, canEdit: true }), 201);
+      await openSignedIn(page, base, guest.token, `/files/${shared}`);
+      await page.locator('tr[data-name="draft.txt"]').waitFor();
+
+      // The edit right taken back while the page is open: the rename says so, the menu catches up.
+      assertStatus(await grant({ canView: true, canDownload: false, canEdit: false }), 200);
+      await page.getByRole('button', { name: 'Actions for draft.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Rename' }).click();
+      await page.getByLabel('New name').fill('final.txt');
+      await page.locator('dialog#prompt').getByRole('button', { name: 'Rename' }).click();
+      await page.locator('dialog#prompt').getByText('You can view this folder, but not change it.').waitFor();
+      await page.locator('dialog#prompt').getByRole('button', { name: 'Cancel' }).click();
+      await page.getByText('You can view this folder, but not download or change it.').waitFor();
+      assert.deepEqual(await menuOf(page, 'draft.txt'), ['Details']);
+
+      // All rights taken back: the trash says the folder is no longer shared.
+      assertStatus(await grant({ canView: true, canDownload: true, canEdit: true }), 200);
+      await page.reload();
+      await page.getByRole('button', { name: 'New folder' }).waitFor();
+      assertStatus(await owner.api.delete(`/api/folders/share-users/${shared}/${guest.id}`), 200);
+      await page.getByRole('button', { name: 'Actions for draft.txt' }).click();
+      await page.getByRole('menuitem', { name: 'Move to trash' }).click();
+      await page.locator('.notices .notice.error', { hasText: 'This folder is no longer shared with you.' }).waitFor();
+      assert.equal((await owner.api.get(`/api/folders/details/${shared}`)).status, 200, 'nothing changed');
       assert.deepEqual(violations, []);
     });
   });

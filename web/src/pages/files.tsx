@@ -12,6 +12,7 @@ import type { RowAction } from './row-menu';
 import { SelectionBar } from './selection-bar';
 import { useSelection } from './selection';
 import { downloadOwnFile, downloadOwnZip, startUploads } from './widgets';
+import { explainRefusal } from './refusals';
 
 // Set when a folder is opened from the list (Enter or a click on a folder, Backspace to the
 // parent): once the new folder's rows are there, the focus goes to its first row (or, empty, to the
@@ -90,7 +91,7 @@ export function FolderPage(props: {
         },
       });
     } catch (e) {
-      notify(errorText(e), 'error');
+      notify(errorText(await explainRefusal(e, folderId)), 'error');
     }
   };
 

@@ -5,6 +5,7 @@ import { notify } from '../ui';
 import { fileItem, folderItem, type Item } from './items';
 import type { Sort } from './items-table';
 import { onUploadDone } from './widgets';
+import { onRightsChanged } from './refusals';
 
 const PAGE = 100;
 
@@ -84,6 +85,7 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
     load();
   }, [load]);
   useEffect(() => onUploadDone((id) => id === folderId && load()), [folderId, load]);
+  useEffect(() => onRightsChanged((id) => id === folderId && load()), [folderId, load]);
 
   const loadMore = async () => {
     try {

@@ -4,6 +4,7 @@ import { Confirm, Prompt, notify } from '../ui';
 import { deleteItemForever, moveOrCopyItem, type Item } from './items';
 import { ShareDialog } from './share';
 import { FolderPicker } from './widgets';
+import { explainingRefusals } from './refusals';
 
 export type DialogState =
   | null
@@ -41,11 +42,11 @@ export function ItemDialogs(props: {
     }
   };
   const renamed = async (item: Item, name: string) => {
-    await rename(item, name);
+    await explainingRefusals(props.folder.id, () => rename(item, name));
     notify(t('renamedTo', { name }), 'info', { label: t('undo'), run: undoing(() => rename({ ...item, name }, item.name)) });
   };
   const movedOrCopied = async (how: 'move' | 'copy', item: Item, target: string) => {
-    await moveOrCopyItem(how, item, target);
+    await explainingRefusals(props.folder.id, () => moveOrCopyItem(how, item, target));
     props.onChanged();
     if (how === 'copy') notify(t('copiedItem', { name: item.name }));
     else
@@ -74,7 +75,9 @@ export function ItemDialogs(props: {
           submitLabel={t('create')}
           onClose={() => props.close()}
           onSubmit={async (name) => {
-            await api.post(`/folders/create/${props.folder.bucketId}`, { name, parentId: props.folder.id });
+            await explainingRefusals(props.folder.id, () =>
+              api.post(`/folders/create/${props.folder.bucketId}`, { name, parentId: props.folder.id }),
+            );
             props.onChanged();
             notify(t('folderCreated', { name }));
           }}

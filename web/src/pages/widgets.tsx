@@ -6,6 +6,7 @@ import { openSink } from '../save';
 import { Alert, Dialog, Icon, notify, useLang } from '../ui';
 import { uploadFile } from '../upload';
 import { trackDownload } from './downloads';
+import { explainRefusal } from './refusals';
 
 /** The account's storage from `/storage/status`, with the low-space warning. */
 export function StorageBar(props: { tick: number }) {
@@ -111,6 +112,12 @@ export function startUploads(folderId: string, files: File[], existingNames: Rea
         upload.error = errorText(error);
         publishUploads();
         if (upload.state === 'cancelled') forgetLater(upload);
+        // Said more precisely once known: the right to add files here may have been taken back.
+        else
+          void explainRefusal(error, folderId).then((explained) => {
+            upload.error = errorText(explained);
+            publishUploads();
+          });
       },
     );
   }
