@@ -1,11 +1,12 @@
 // Sharing made simple (issue 34, item 5), in Chromium against the real server: one form for a new
 // link and for an existing one (expiry date or never, access limit or unlimited, a password typed
 // or generated, downloads), fields back to their defaults after a link is made, and every link
-// copied again later, its address opening the file for someone else.
+// copied again later, its address opening the file for someone else; sharing with a person, a
+// change of their permissions and their removal each say so.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { DIALECTS } from '../helper.js';
+import { DIALECTS, signUp } from '../helper.js';
 import { newPage, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 
 /** Opens the share dialog of `name` from its row menu. */
@@ -35,7 +36,7 @@ async function assertDefaults(form: Locator) {
 for (const dialect of DIALECTS) {
   describe(`share dialog in Chromium [${dialect}]`, () => {
     it(
-      'makes a link with a date, a limit and a generated password, resets, copies it again and edits it',
+      'makes a link with a date, a limit and a generated password, resets, copies it again and edits it; tells each change of people',
       { timeout: 180_000 },
       async (t) => {
         const started = await startWithOwner(t, dialect, { 'plan.txt': 'the plan' });
@@ -100,6 +101,18 @@ for (const dialect of DIALECTS) {
         await listed.getByText('0 uses').waitFor();
         assert.equal(await listed.getByText('password').count(), 0, 'no password any more');
         await screenshot(page, 'link-edited');
+
+        // ---- people: each change says so ----
+        const colleague = await signUp(started.app, 'Chloé Colleague');
+        await share.getByLabel('Their e-mail address').fill(colleague.email);
+        await share.getByRole('button', { name: 'Add', exact: true }).click();
+        await page.locator('.notices .notice', { hasText: 'Shared with Chloé Colleague' }).waitFor();
+        const person = share.locator('.people-list li', { hasText: colleague.email });
+        await person.getByLabel('Can edit').check();
+        await page.locator('.notices .notice', { hasText: 'Permissions of Chloé Colleague saved' }).waitFor();
+        await person.getByRole('button', { name: `Remove ${colleague.email}` }).click();
+        await page.locator('.notices .notice', { hasText: 'Chloé Colleague no longer has access' }).waitFor();
+        await share.getByText('Not shared with anyone yet.').waitFor();
         assert.deepEqual(violations, []);
       },
     );

@@ -36,6 +36,7 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
     try {
       const user = await api.get('/users/lookup', { email: email.trim() });
       await api.post(`${base}/share-users/${item.id}`, { users: [{ userId: user.id, ...perm }] });
+      notify(t('sharedWithPerson', { name: user.name }));
       setEmail('');
       await reload();
       props.onChanged();
@@ -48,6 +49,7 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
     try {
       const next = { canView: u.canView, canDownload: u.canDownload, canEdit: u.canEdit, ...change };
       await api.post(`${base}/share-users/${item.id}`, { users: [{ userId: u.userId, ...next }] });
+      notify(t('permissionsSaved', { name: u.name }));
       await reload();
     } catch (err) {
       notify(errorText(err), 'error');
@@ -79,6 +81,7 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
                   onClick={async () => {
                     try {
                       await api.del(`${base}/share-users/${item.id}/${u.userId}`);
+                      notify(t('personRemoved', { name: u.name }));
                       await reload();
                     } catch (err) {
                       notify(errorText(err), 'error');
