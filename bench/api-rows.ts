@@ -127,6 +127,48 @@ export async function scaleRows(subject: ApiSubject, big: string, empty: string,
   return rows;
 }
 
+/** p50 and p99 of `count` sequential GETs of one path, after 20 to warm up; milliseconds. */
+async function sequentialPercentiles(origin: string, path: string, headers: Record<string, string>, count: number) {
+  const client = new Client(origin);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < count + 20; i++) {
+      const started = process.hrtime.bigint();
+      const res = await client.request({ method: 'GET', path, headers });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}`);
+      if (i >= 20) times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+  } finally {
+    await client.close();
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(times.length * 0.5)], p99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))] };
+}
+
+/**
+ * Search rows: a three-letter substring over the seeded account, first page. `bin` is in every
+ * seeded file's name (the densest case: a million matches to page through), `zqx` in none (the
+ * index must answer without walking the account).
+ */
+export async function searchRows(subject: ApiSubject, label: string, seeded: string): Promise<Row[]> {
+  const origin = new URL(subject.base).origin;
+  const api = new URL(subject.base).pathname;
+  const rows: Row[] = [];
+  for (const q of ['bin', 'zqx']) {
+    const { p50, p99 } = await sequentialPercentiles(origin, `${api}/search?q=${q}&limit=100`, subject.auth, 200);
+    rows.push({
+      name: `${label} · Search: "${q}" in ${seeded} (first page of 100, sequential)`,
+      figure: `p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`,
+      ceiling: '—',
+      ratio: '—',
+      bar: 'p50 < 50 ms, p99 < 200 ms',
+      pass: p50 < 50 && p99 < 200,
+    });
+  }
+  return rows;
+}
+
 /** `count` PUTs of `body`, `concurrency` undici clients each keeping one in flight; seconds. */
 export async function putMany(
   origin: string,

@@ -22,7 +22,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { request } from 'undici';
 import { openDatabase } from '../src/db/database.js';
-import { fetchBodies, metadataRows, scaleRows, smallFileRows } from './api-rows.js';
+import { fetchBodies, metadataRows, scaleRows, searchRows, smallFileRows } from './api-rows.js';
 import { davMethod, davRows } from './dav.bench.js';
 import { createFolder, transferRows } from './files.bench.js';
 import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
@@ -222,6 +222,8 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
     // Row 4.
     if (ONLY.has('4'))
       rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
+    // The search rows, over the same seeded account.
+    if (ONLY.has('4')) rows.push(...(await searchRows(subject, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} folders`)));
 
     // Row 7.
     if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, label)));

@@ -29,6 +29,7 @@ import { FolderDetail, FolderListItem } from './modules/folders/folders.schemas.
 import { fileRoutes } from './modules/files/files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
 import { permissionRoutes } from './modules/permissions/permissions.routes.js';
+import { searchRoutes } from './modules/search/search.routes.js';
 import { regionRoutes } from './modules/regions/regions.routes.js';
 import { datahubRoutes } from './modules/datahubs/datahubs.routes.js';
 import { Datahub } from './modules/datahubs/datahubs.schemas.js';
@@ -242,6 +243,7 @@ function apiRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox
     await api.register(folderRoutes(ctx));
     await api.register(fileRoutes(ctx, metrics));
     await api.register(permissionRoutes(ctx));
+    await api.register(searchRoutes(ctx));
     await api.register(trashRoutes(ctx));
     await api.register(regionRoutes(ctx));
     await api.register(datahubRoutes(ctx));

@@ -13,6 +13,7 @@ export const ERROR_CATALOG = {
   EMPTY_UPDATE: { status: 400, message: 'The update changes nothing: give at least one field' },
   INVALID_TRASH_MODE: { status: 400, message: 'trash must be "soft" or "hard"' },
   INVALID_CURSOR: { status: 400, message: 'The pagination cursor is not valid' },
+  SEARCH_QUERY_TOO_SHORT: { status: 400, message: 'Search for at least 3 characters' },
   MALFORMED_REQUEST: { status: 400, message: 'The HTTP request is malformed' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
