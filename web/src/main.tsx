@@ -12,6 +12,7 @@ import { SharedWithMePage } from './pages/shared';
 import { TrashPage } from './pages/trash';
 import { UsersPage } from './pages/users';
 import { DownloadPanel } from './pages/downloads';
+import { SearchBox } from './search-box';
 import { StorageBar, UploadPanel } from './pages/widgets';
 import { Link, Notices, navigate, useLang, usePath } from './ui';
 import { setTheme, theme, type Theme } from './theme';
@@ -260,6 +261,7 @@ function Shell(props: { path: string; onSignedOut: () => void }) {
         <Link href="/files" class="brand">
           <img src="/favicon.svg" alt="" width={24} height={24} /> <span>{t('appName')}</span>
         </Link>
+        <SearchBox />
         {!drawer.narrow && tools}
       </header>
       <DrawerPanel drawer={drawer}>

@@ -19,6 +19,18 @@ import { explainRefusal } from './refusals';
 // page's main region) instead of being left on the page body.
 let focusFolderOnLoad = false;
 
+// Set by revealFile (a search result): once the folder's rows are there, that file is selected
+// and its row focused. The listeners tell a folder page already open that it has one to reveal.
+let revealOnLoad: string | null = null;
+const revealListeners = new Set<() => void>();
+
+/** Opens `folderId` with the file `fileId` selected and focused. */
+export function revealFile(folderId: string, fileId: string): void {
+  revealOnLoad = fileId;
+  navigate(`/files/${folderId}`);
+  for (const listener of revealListeners) listener();
+}
+
 /** The file manager on one folder. */
 export function FolderPage(props: {
   folderId: string;
@@ -45,6 +57,19 @@ export function FolderPage(props: {
     focusFolderOnLoad = false;
     (document.querySelector<HTMLElement>('.items tbody .item-name') ?? document.getElementById('main'))?.focus();
   }, [detail, items.length]);
+  const [revealTick, setRevealTick] = useState(0);
+  useEffect(() => {
+    const listener = () => setRevealTick((n) => n + 1);
+    revealListeners.add(listener);
+    return () => void revealListeners.delete(listener);
+  }, []);
+  useEffect(() => {
+    const id = revealOnLoad;
+    if (!id || !items.some((i) => i.id === id)) return;
+    revealOnLoad = null;
+    setSelected(id);
+    document.querySelector<HTMLElement>(`.items tbody tr[data-id="${id}"] .item-name`)?.focus();
+  }, [items, revealTick]);
   const selection = useSelection(
     items.map((i) => i.id),
     folderId,
