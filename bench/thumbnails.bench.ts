@@ -6,6 +6,8 @@
  * Knobs: BENCH_THUMB_PHOTOS (1000), BENCH_THUMB_WIDTH (4000) and BENCH_THUMB_HEIGHT (3000),
  * BENCH_THUMB_BODY_BYTES (the uploads of the load, 256 KiB: in the blob store, as photos are).
  */
+import { execFileSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { Client } from 'undici';
 import type { DatabaseHandle } from '../src/db/database.js';
@@ -98,6 +100,9 @@ export async function thumbnailRows(subject: ThumbnailSubject, label: string): P
   }
   process.stderr.write(`${label}: ${PHOTOS} photos of ${(images[0].length / 1e6).toFixed(1)} MB uploaded\n`);
 
+  // The photos' gigabytes written back first, so that the measured phase does not pay for them.
+  execFileSync('sync');
+  await sleep(5000);
   // With the job: the load runs until every thumbnail is made.
   const pid = await subject.restart({ COFFRE_THUMBNAIL_INTERVAL_SECONDS: '1' });
   resetPeakRss(pid);
@@ -119,10 +124,13 @@ export async function thumbnailRows(subject: ThumbnailSubject, label: string): P
   const seconds = (Date.now() - started) / 1000;
   const rss = peakRss(pid);
   // Without: the same load, as long, on the same server with the job off.
-  await subject.restart({ COFFRE_THUMBNAIL_INTERVAL_SECONDS: '0' });
+  const plainPid = await subject.restart({ COFFRE_THUMBNAIL_INTERVAL_SECONDS: '0' });
+  resetPeakRss(plainPid);
   const without = await uploadFor(subject, seconds, 'without');
+  // For comparison: what the same load alone peaks at.
+  const plainRss = peakRss(plainPid);
   process.stderr.write(
-    `${label}: thumbnails in ${seconds.toFixed(0)} s; uploads ${withJob.toFixed(0)}/s with, ${without.toFixed(0)}/s without; peak RSS ${(rss / 1e6).toFixed(0)} MB\n`,
+    `${label}: thumbnails in ${seconds.toFixed(0)} s; uploads ${withJob.toFixed(0)}/s with, ${without.toFixed(0)}/s without; peak RSS ${(rss / 1e6).toFixed(0)} MB with, ${(plainRss / 1e6).toFixed(0)} MB without\n`,
   );
   const what = `${PHOTOS} thumbnails of ${WIDTH} × ${HEIGHT} photos made (${seconds.toFixed(0)} s) while ${CLIENTS} clients upload ${BODY / 1024} KiB files`;
   return [
@@ -137,7 +145,7 @@ export async function thumbnailRows(subject: ThumbnailSubject, label: string): P
     {
       name: `${label} · Peak server RSS while ${what}`,
       figure: `${(rss / 1e6).toFixed(0)} MB`,
-      ceiling: '300 MB',
+      ceiling: `300 MB (${(plainRss / 1e6).toFixed(0)} MB without thumbnails)`,
       ratio: `${((rss / RSS_BAR) * 100).toFixed(0)} %`,
       bar: '< 300 MB',
       pass: rss < RSS_BAR,
