@@ -37,7 +37,11 @@ for (const dialect of DIALECTS) {
       const text = await putFile(test.app, user, root, 'notes.txt', 'plain words');
       assert.equal((await thumbnailRow(test, file.currentVersionId))?.state, 'pending');
       const rows = await test.database.db.selectFrom('thumbnails').select('file_id').execute();
-      assert.deepEqual(rows.map((r) => r.file_id), [file.id], 'a text file waits for no thumbnail');
+      assert.deepEqual(
+        rows.map((r) => r.file_id),
+        [file.id],
+        'a text file waits for no thumbnail',
+      );
       assertError(await user.api.get(`/api/files/thumbnail/${file.id}`), 404, 'THUMBNAIL_NOT_FOUND');
 
       const used = await usedBytes(test, user.id);
@@ -130,6 +134,21 @@ for (const dialect of DIALECTS) {
       await collectGarbage(test.database, ctx.blobs);
       const left = await test.database.db.selectFrom('blobs').select('id').where('id', 'in', thumbBlobs).execute();
       assert.deepEqual(left, [], "the thumbnails' blobs are collected");
+    });
+
+    it('deletes the thumbnail of a file purged from the trash', async (t) => {
+      const test = await build(t, dialect, NO_WORKER);
+      const user = await signUp(test.app);
+      const file = await putTyped(test.app, user, await rootFolderId(user), 'p.jpg', 'image/jpeg', await photo(400, 300));
+      await makeThumbnails(await contextOf(test));
+      const row = await thumbnailRow(test, file.currentVersionId);
+      assert.equal(row?.state, 'done');
+      assertStatus(await user.api.delete(`/api/files/delete/${file.id}`), 200);
+      assert.equal((await thumbnailRow(test, file.currentVersionId))?.state, 'done', 'kept while the file is in the trash');
+      assertStatus(await user.api.delete('/api/trash/empty'), 200);
+      assert.equal(await thumbnailRow(test, file.currentVersionId), undefined);
+      const blob = await test.database.db.selectFrom('blobs').select('ref_count').where('id', '=', row!.blob_id!).executeTakeFirst();
+      assert.ok(!blob || Number(blob.ref_count) === 0, 'its blob is no longer referenced');
     });
 
     it('fails a decompression bomb and a truncated JPEG quickly; the server and the files are fine', async (t) => {
