@@ -11,7 +11,7 @@
  * Knobs for short development runs: BENCH_FILE_BYTES, BENCH_BIG_FILE_BYTES, BENCH_ROUNDS (transfer
  * rows), BENCH_API_SECONDS, BENCH_API_ROUNDS (row 1), BENCH_SCALE_FILES, BENCH_SCALE_FOLDERS (row 4),
  * BENCH_SMALL_FILES, BENCH_SMALL_ROUNDS, BENCH_SMALL_WARMUP (row 7), BENCH_DAV_ROUNDS, BENCH_DAV_SECONDS, BENCH_DAV_PROPFIND_FILES,
- * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_TUS_PATCH_BYTES (the tus rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ZIP_FILES, BENCH_ZIP_BYTES, BENCH_ZIP_MANY, BENCH_ZIP_BIG_ENTRY, BENCH_ZIP_BIG_SECOND (the zip rows), BENCH_ROWS (`1,4,7,7-store,files,dav,tus,zip,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
+ * BENCH_DAV_COPY_FILES (the WebDAV rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_TUS_PATCH_BYTES (the tus rows, which also take BENCH_FILE_BYTES and BENCH_ROUNDS), BENCH_ZIP_FILES, BENCH_ZIP_BYTES, BENCH_ZIP_MANY, BENCH_ZIP_BIG_ENTRY, BENCH_ZIP_BIG_SECOND (the zip rows), BENCH_THUMB_PHOTOS, BENCH_THUMB_WIDTH, BENCH_THUMB_HEIGHT, BENCH_THUMB_BODY_BYTES (the thumbnail row), BENCH_ROWS (`1,4,7,7-store,files,dav,tus,zip,thumbs,scale`), BENCH_DIALECTS (`sqlite,postgres`), BENCH_FILES_DIALECTS (where the
  * transfer rows run; default `sqlite`: their work is the blob store's, the database only records).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -26,6 +26,7 @@ import { fetchBodies, metadataRows, scaleRows, searchRows, smallFileRows } from 
 import { davMethod, davRows } from './dav.bench.js';
 import { createFolder, transferRows } from './files.bench.js';
 import { SCALE_OUT_METHOD, scaleOutRows } from './scale.bench.js';
+import { thumbnailRows } from './thumbnails.bench.js';
 import { tusMethod, tusRows } from './tus.bench.js';
 import { zipMethod, zipRows } from './zip.bench.js';
 import {
@@ -50,8 +51,8 @@ const FILES_DIALECTS = (process.env.BENCH_FILES_DIALECTS || 'sqlite').split(',')
 const SCALE_FILES = Number(process.env.BENCH_SCALE_FILES ?? 1_000_000);
 const SCALE_FOLDERS = Number(process.env.BENCH_SCALE_FOLDERS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav`, `tus`, `zip` and `scale`; default all. */
-const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,tus,zip,scale').split(','));
+/** Which rows run (development): any of 1, 4, 7, 7-store, `files` (rows 2, 3, 5, 6), `dav`, `tus`, `zip`, `thumbs` and `scale`; default all. */
+const ONLY = new Set((process.env.BENCH_ROWS || '1,4,7,7-store,files,dav,tus,zip,thumbs,scale').split(','));
 const ZIP_MANY = Number(process.env.BENCH_ZIP_MANY ?? 100_000);
 const LABELS: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
@@ -235,6 +236,19 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       await waitFor(`${origin}/healthz`);
       const inStore = await createFolder(subject, 'small in the store');
       rows.push(...(await smallFileRows(subject, inStore, ceilingPort, label, { inStore: true })));
+    }
+    // Issue 35's thumbnail row, last: it restarts the server with the thumbnail job off and on.
+    if (ONLY.has('thumbs') && FILES_DIALECTS.includes(dialect)) {
+      const thumbs = await createFolder(subject, 'thumbnails');
+      const restartWith = async (extra: Record<string, string>) => {
+        await stop(server);
+        server = spawnServer(start.args, { ...env, ...extra });
+        await waitFor(`${origin}/healthz`);
+        return server.pid!;
+      };
+      const openServerDatabase = () =>
+        openDatabase({ url: databaseUrl ? PG_URL : null, sqliteFile: path.join(dataDir, 'coffre.db'), pgSchema: schema });
+      rows.push(...(await thumbnailRows({ ...subject, root: thumbs, restart: restartWith, openDatabase: openServerDatabase }, label)));
     }
   } finally {
     await stop(server);

@@ -27,6 +27,7 @@ import { User } from './modules/accounts/accounts.schemas.js';
 import { FileDetail } from './modules/files/files.schemas.js';
 import { FolderDetail, FolderListItem } from './modules/folders/folders.schemas.js';
 import { fileRoutes } from './modules/files/files.routes.js';
+import { thumbnailRoutes } from './modules/thumbnails/thumbnails.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
 import { permissionRoutes } from './modules/permissions/permissions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
@@ -242,6 +243,7 @@ function apiRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyncTypebox
     await api.register(adminRoutes(ctx));
     await api.register(folderRoutes(ctx));
     await api.register(fileRoutes(ctx, metrics));
+    await api.register(thumbnailRoutes(ctx, metrics));
     await api.register(permissionRoutes(ctx));
     await api.register(searchRoutes(ctx));
     await api.register(trashRoutes(ctx));

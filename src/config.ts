@@ -56,6 +56,14 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Seconds between two runs of the blob collector; 0 turns it off. */
   readonly collectIntervalSeconds: number;
+  /** How long the thumbnail job of this instance waits when there is nothing to make (0: it never runs here). */
+  readonly thumbnailIntervalSeconds: number;
+  /** Images declaring more pixels than this get no thumbnail (a decompression bomb is refused from its header). */
+  readonly thumbnailMaxPixels: number;
+  /** Time limit of one thumbnail. */
+  readonly thumbnailSeconds: number;
+  /** Originals larger than this (bytes) get no thumbnail: the job reads one whole into memory. */
+  readonly thumbnailMaxInputBytes: number;
   /** Failed logins allowed per account, and per client address, within `loginWindowSeconds`. */
   readonly loginMaxFailuresPerAccount: number;
   readonly loginMaxFailuresPerAddress: number;
@@ -120,6 +128,18 @@ export const CONFIG_VARIABLES = [
     '60',
     'How often the upkeep runs: unreferenced encrypted blobs, expired tokens, old throttle counters (0: never)',
   ],
+  [
+    'COFFRE_THUMBNAIL_INTERVAL_SECONDS',
+    '5',
+    'How long the thumbnail job of an instance rests when no image waits for its thumbnail (0: this instance makes none)',
+  ],
+  [
+    'COFFRE_THUMBNAIL_MAX_PIXELS',
+    '100000000',
+    'Images declaring more pixels than this get no thumbnail (a decompression bomb is refused from its header)',
+  ],
+  ['COFFRE_THUMBNAIL_SECONDS', '10', 'Time limit of one thumbnail; an image taking longer keeps the generic icon'],
+  ['COFFRE_THUMBNAIL_MAX_INPUT_BYTES', '67108864', 'Images larger than this (bytes) get no thumbnail'],
   ['COFFRE_TRUST_PROXY', 'false', 'Trust `X-Forwarded-*` headers (behind a reverse proxy)'],
   [
     'COFFRE_BLOB_STORE',
@@ -205,6 +225,10 @@ export function loadConfig(env: Env = {}, overrides: Partial<Config> = {}): Conf
     lookupMaxPerAddress: int('COFFRE_LOOKUP_MAX_PER_ADDRESS', 300, 1),
     lookupWindowSeconds: int('COFFRE_LOOKUP_WINDOW_SECONDS', 900, 1, 86400),
     collectIntervalSeconds: int('COFFRE_COLLECT_INTERVAL_SECONDS', 60, 0),
+    thumbnailIntervalSeconds: int('COFFRE_THUMBNAIL_INTERVAL_SECONDS', 5, 0, 86400),
+    thumbnailMaxPixels: int('COFFRE_THUMBNAIL_MAX_PIXELS', 100_000_000, 1),
+    thumbnailSeconds: int('COFFRE_THUMBNAIL_SECONDS', 10, 1, 3600),
+    thumbnailMaxInputBytes: int('COFFRE_THUMBNAIL_MAX_INPUT_BYTES', 64 * 1024 * 1024, 1),
     blobStore,
     trashRetentionDays: int('COFFRE_TRASH_RETENTION_DAYS', 30, 0, 36500),
     inlineBlobBytes: int('COFFRE_INLINE_BLOB_BYTES', 64 * 1024, 0, 64 * 1024),

@@ -9,6 +9,7 @@ import { clearStaleHolds } from './modules/accounts/upload-holds.js';
 import { deleteExpiredLocks } from './modules/dav/dav-locks.repository.js';
 import { deleteOldPasses } from './modules/links/links.passes.js';
 import { deleteClosedLinks } from './modules/links/links.repository.js';
+import { thumbnailWorker } from './modules/thumbnails/thumbnails.job.js';
 import { purgeExpiredTrash } from './modules/trash/trash.purge.js';
 import { removeExpiredUploads } from './modules/uploads/manage-uploads.use-case.js';
 import { openUploadBlobIds } from './modules/uploads/uploads.repository.js';
@@ -78,10 +79,14 @@ export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
 }
 
 /**
- * Background work of an instance: `maintenanceRound`, on a timer. Safe on every instance at
+ * Background work of an instance: `maintenanceRound`, on a timer, and the thumbnail job. Safe on every instance at
  * once (see above); stopped when the app closes.
  */
 export function startBackgroundJobs(app: FastifyInstance, ctx: AppContext): void {
+  // Thumbnails (modules/thumbnails): their own loop, claimed row by row through the database.
+  const thumbnails = thumbnailWorker(ctx, (error) => app.log.error({ err: error }, 'thumbnail job failed'));
+  app.addHook('onReady', async () => thumbnails.start());
+  app.addHook('onClose', () => thumbnails.stop());
   const seconds = ctx.config.collectIntervalSeconds;
   if (seconds <= 0) return;
   let timer: NodeJS.Timeout | undefined;

@@ -19,6 +19,7 @@ import * as m016 from './migrations/016-version-crc32.js';
 import * as m017 from './migrations/017-administrators.js';
 import * as m018 from './migrations/018-link-key-copies.js';
 import * as m019 from './migrations/019-search.js';
+import * as m020 from './migrations/020-thumbnails.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '017-administrators': m017,
   '018-link-key-copies': m018,
   '019-search': m019,
+  '020-thumbnails': m020,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

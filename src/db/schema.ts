@@ -26,6 +26,7 @@ export interface Database {
   dav_properties: DavPropertiesTable;
   dav_locks: DavLocksTable;
   resumable_uploads: ResumableUploadsTable;
+  thumbnails: ThumbnailsTable;
 }
 
 export interface UsersTable {
@@ -320,6 +321,26 @@ export interface BlobsTable {
   stored_size: number;
   /** The stored bytes of a small blob, kept here instead of the blob store (null: in the store). */
   content: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The thumbnail of an image version (migration 020, modules/thumbnails/). */
+export interface ThumbnailsTable {
+  version_id: string;
+  file_id: string;
+  state: 'pending' | 'done' | 'failed';
+  /** Claims so far; a row claimed this many times without success is failed. */
+  attempts: Generated<number>;
+  /** The lease of the job making it (ISO 8601); after it another job may claim the row. */
+  claimed_until: string | null;
+  blob_id: string | null;
+  /** The thumbnail's data key wrapped by the file key (associated data: `thumbnail:<version id>`). */
+  data_key_wrapped: string | null;
+  /** Plaintext bytes of the thumbnail. */
+  size: number | null;
+  width: number | null;
+  height: number | null;
   created_at: string;
   updated_at: string;
 }

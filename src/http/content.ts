@@ -43,7 +43,7 @@ export async function sendContent(reply: FastifyReply, content: Sendable, metric
     ...CONTENT_SECURITY_HEADERS,
     etag,
     'accept-ranges': 'bytes',
-    'cache-control': 'private, no-cache',
+    'cache-control': content.cacheControl ?? 'private, no-cache',
     'content-disposition': attachmentDisposition(content.name),
   });
   if (answer.status === 304) return reply.code(304).send();

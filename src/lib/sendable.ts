@@ -17,6 +17,8 @@ export interface Sendable {
   tag: string;
   name: string;
   contentType: string;
+  /** Cache-Control of the answer; default `private, no-cache` (a cache asks again each time). */
+  cacheControl?: string;
   /** The content, or only the bytes of `span`, as a stream. */
   open(span?: ByteSpan): Promise<Readable>;
 }

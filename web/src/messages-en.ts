@@ -266,6 +266,7 @@ export const en = {
   joinButton: 'Join',
   setPassword: 'Set the password',
   keyboardShortcuts: 'Keyboard shortcuts',
+  gridView: 'Grid view',
   oneItem: '1 item',
   itemCount: '{count} items',
   theme: 'Theme',

@@ -270,6 +270,7 @@ export const fr: Record<MessageKey, string> = {
   joinButton: 'Rejoindre',
   setPassword: 'Enregistrer le mot de passe',
   keyboardShortcuts: 'Raccourcis clavier',
+  gridView: 'Vue en grille',
   oneItem: '1 élément',
   itemCount: '{count} éléments',
   theme: 'Thème',

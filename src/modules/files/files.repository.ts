@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import { PLANNED_EACH_TIME, type DbOrTrx } from '../../db/database.js';
 import type { FileRow, FileVersionRow, FolderRow, NewFile } from '../../db/schema.js';
+import { nowIso } from '../../lib/time.js';
 import { subtreeFolderIds, trashState } from '../folders/folders.repository.js';
+import { deleteThumbnails, insertPendingThumbnails } from '../thumbnails/thumbnails.repository.js';
 
 export function findFile(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
   return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
@@ -92,13 +94,16 @@ export async function updateFile(db: DbOrTrx, id: string, changes: Partial<Omit<
   await db.updateTable('files').set(changes).where('id', '=', id).execute();
 }
 
+/** New versions, with the pending thumbnails of those that are images (modules/thumbnails). */
 export async function insertVersions(db: DbOrTrx, rows: FileVersionRow[]): Promise<void> {
   const CHUNK = 500;
-  for (let i = 0; i < rows.length; i += CHUNK)
+  for (let i = 0; i < rows.length; i += CHUNK) {
     await db
       .insertInto('file_versions')
       .values(rows.slice(i, i + CHUNK))
       .execute();
+    await insertPendingThumbnails(db, rows.slice(i, i + CHUNK));
+  }
 }
 
 export function findVersion(db: DbOrTrx, fileId: string, versionId: string): Promise<FileVersionRow | undefined> {
@@ -110,7 +115,9 @@ export function listVersions(db: DbOrTrx, fileId: string): Promise<FileVersionRo
   return db.selectFrom('file_versions').selectAll().where('file_id', '=', fileId).orderBy('id', 'desc').execute();
 }
 
+/** Deletes a version and its thumbnail (whose blob loses its reference). */
 export async function deleteVersion(db: DbOrTrx, versionId: string): Promise<void> {
+  await deleteThumbnails(db, { versionIds: [versionId] }, nowIso());
   await db.deleteFrom('file_versions').where('id', '=', versionId).execute();
 }
 
@@ -174,6 +181,7 @@ export async function versionBlobIds(db: DbOrTrx, fileIds: string[]): Promise<st
 
 export async function deleteFilesAndVersions(db: DbOrTrx, fileIds: string[]): Promise<void> {
   if (fileIds.length === 0) return;
+  await deleteThumbnails(db, { fileIds }, nowIso());
   await db.deleteFrom('file_versions').where('file_id', 'in', fileIds).execute();
   await db.deleteFrom('files').where('id', 'in', fileIds).execute();
 }

@@ -17,6 +17,7 @@ import * as repo from './files.repository.js';
 import type { OnConflict } from './files.schemas.js';
 import { fileAttached, requireLiveFolder } from './files.tree.js';
 import { addVersion, newFileRows } from './files.versioning.js';
+import { pendingThumbnailsWrite } from '../thumbnails/thumbnails.repository.js';
 
 /** An upload whose bytes are stored, waiting to be recorded (see recordUploadGroup). */
 export interface StoredUpload {
@@ -148,6 +149,12 @@ function newFilesWrites(
       trx,
       recorded.map((row) => row.version),
     ),
+    ...optional(
+      pendingThumbnailsWrite(
+        trx,
+        recorded.map((row) => row.version),
+      ),
+    ),
   ];
   for (const [folderId, files] of groupBy(
     recorded.map((row) => row.file),
@@ -208,9 +215,14 @@ async function insertNewFile(
     ...blobStored,
     repo.insertFilesWrite(trx, [rows.file]),
     repo.insertVersionsWrite(trx, [rows.version]),
+    ...optional(pendingThumbnailsWrite(trx, [rows.version])),
     fileAttached(rows.file),
   ]);
   return rows.file;
+}
+
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value];
 }
 
 function sum(values: Iterable<number>): number {

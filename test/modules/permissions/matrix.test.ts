@@ -78,6 +78,8 @@ const MATRIX: Row[] = [
   { route: 'GET /api/files/list/:folderId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/list/${fx.shared}`) }), expect: [200, 403, 200, 200, 200, 401] },
   { route: 'GET /api/files/versions/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/versions/${fx.file}`) }), expect: [200, 404, 200, 200, 200, 401] },
   { route: 'GET /api/files/download/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/download/${fx.file}`) }), expect: [200, 404, 404, 200, 200, 401] },
+  // f.txt has no thumbnail: everyone who may see it gets 404 THUMBNAIL_NOT_FOUND, the others FILE_NOT_FOUND (test/modules/thumbnails covers an image, viewer included).
+  { route: 'GET /api/files/thumbnail/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/thumbnail/${fx.file}`) }), expect: [404, 404, 404, 404, 404, 401] },
   { route: 'GET /api/folders/download/:folderId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/folders/download/${fx.shared}`) }), expect: [200, 404, 403, 200, 200, 401] },
   { route: 'GET /api/folders/download/:folderId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/folders/download/${fx.child}`) }), expect: [200, 404, 403, 200, 200, 401] },
   { route: 'POST /api/files/download-zip', readOnly: true, call: (fx) => ({ method: 'POST', url: api('/files/download-zip'), body: { fileIds: [fx.file] } }), expect: [200, 400, 403, 200, 200, 401] },

@@ -46,6 +46,7 @@ export function FolderPage(props: {
   const [selected, setSelected] = useState<string | null>(null);
   const [dialog, setDialog] = useState<DialogState>(null);
   const [dragging, setDragging] = useState(false);
+  const [grid, setGrid] = useGridView();
 
   const { detail, access, crumbs, items, total, more, error, load, loadMore } = useFolderListing(folderId, sort, props.onBucketSeen);
   useEffect(() => {
@@ -192,6 +193,11 @@ export function FolderPage(props: {
           setDialog({ type: 'share', item: { kind: 'folder', id: detail.id, name: detail.name, date: detail.updatedAt, raw: detail } })
         }
       />
+      <div class="view-options">
+        <button type="button" class="view-toggle" aria-pressed={grid} onClick={() => setGrid(!grid)}>
+          {t('gridView')}
+        </button>
+      </div>
       <details class="keyboard-help">
         <summary>{t('keyboardShortcuts')}</summary>
         <p class="hint" id="keyboard-help">
@@ -217,6 +223,7 @@ export function FolderPage(props: {
               onRename={(item) => access.canEdit && setDialog({ type: 'rename', item })}
               onTrash={(item) => access.canEdit && trash(item)}
               onUp={!detail.isRoot && detail.parentId ? () => openFolder(detail.parentId) : undefined}
+              grid={grid}
             />
           )}
           <p class="paging">
@@ -249,4 +256,26 @@ export function FolderPage(props: {
       />
     </div>
   );
+}
+
+const VIEW_KEY = 'coffre.view';
+
+/** Whether folders show as a grid of tiles (else a list), remembered on this browser. */
+function useGridView(): [boolean, (grid: boolean) => void] {
+  const [grid, setGrid] = useState(() => {
+    try {
+      return localStorage.getItem(VIEW_KEY) === 'grid';
+    } catch {
+      return false;
+    }
+  });
+  const choose = (next: boolean) => {
+    setGrid(next);
+    try {
+      localStorage.setItem(VIEW_KEY, next ? 'grid' : 'list');
+    } catch {
+      // Not remembered (storage refused): the choice holds for this page.
+    }
+  };
+  return [grid, choose];
 }

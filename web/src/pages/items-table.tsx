@@ -2,10 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useNarrow } from '../drawer';
 import { formatDate, formatSize } from '../format';
 import { t } from '../i18n';
-import { Icon } from '../ui';
 import type { Item, SortKey } from './items';
 import { RowMenu, type RowAction } from './row-menu';
 import type { Selection } from './selection';
+import { ItemPicture } from './thumbnail';
 
 export interface Sort {
   by: SortKey;
@@ -31,6 +31,8 @@ export function ItemsTable(props: {
   onTrash: (item: Item) => void;
   /** Backspace: to the parent folder, when there is one. */
   onUp?: () => void;
+  /** Tiles with large thumbnails instead of rows (the same table, laid out by styles.css). */
+  grid?: boolean;
 }) {
   const { items, selection } = props;
   const [menuFor, setMenuFor] = useState<string | null>(null);
@@ -100,7 +102,7 @@ export function ItemsTable(props: {
   };
 
   return (
-    <table ref={tableRef} class="items" onKeyDown={onKeyDown} aria-describedby="keyboard-help">
+    <table ref={tableRef} class={props.grid ? 'items grid' : 'items'} onKeyDown={onKeyDown} aria-describedby="keyboard-help">
       <thead>
         <tr>
           <th scope="col" class="col-check">
@@ -160,7 +162,7 @@ export function ItemsTable(props: {
                   else if ((e as MouseEvent).detail === 0) props.open(item);
                 }}
               >
-                <Icon name={item.kind} />
+                <ItemPicture item={item} />
                 <span class="visually-hidden">{item.kind === 'folder' ? t('folder') : ''} </span>
                 <span class="name-text">{item.name}</span>
               </button>

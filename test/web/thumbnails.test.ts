@@ -1,0 +1,70 @@
+// Thumbnails in the file list (issue 35), in Chromium against the real server, whose own job makes
+// them: a photo shows its thumbnail, a text file the generic icon; the grid view is an option
+// remembered across reloads, fits a phone's 390 px and passes axe.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DIALECTS, signUp } from '../helper.js';
+import { assertNoAxeViolations } from '../support/axe.js';
+import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { putFile, rootFolderId } from '../support/files.js';
+import { photo, putTyped } from '../support/thumbnails.js';
+import { becomesTrue } from '../support/wait.js';
+
+for (const dialect of DIALECTS) {
+  describe(`thumbnails in Chromium [${dialect}]`, () => {
+    it('shows a photo by its thumbnail, in a list or a remembered grid that fits a phone', { timeout: 180_000 }, async (t) => {
+      const started = await startServer(t, dialect, { thumbnailIntervalSeconds: 1 });
+      if (!started) return;
+      const { app, base, browser } = started;
+      const owner = await signUp(app);
+      const root = await rootFolderId(owner);
+      const file = await putTyped(app, owner, root, 'photo.jpg', 'image/jpeg', await photo(1200, 900));
+      await putFile(app, owner, root, 'notes.txt', 'plain words');
+      await becomesTrue(async () => (await owner.api.get(`/api/files/thumbnail/${file.id}`)).status === 200, 'the job made it', 20_000);
+      const screenshot = screenshots(`thumbnails-${dialect}`);
+
+      const violations: string[] = [];
+      const { context, page } = await newPage(browser, violations);
+      t.after(() => context.close());
+      await openSignedIn(page, base, owner.token, `/files/${root}`);
+      const picture = page.locator('tr[data-name="photo.jpg"] img.thumbnail');
+      await picture.waitFor();
+      await page.waitForFunction(() => ((globalThis as any).document.querySelector('img.thumbnail')?.naturalWidth ?? 0) > 0);
+      assert.equal(await picture.evaluate((img: any) => img.naturalWidth), 256);
+      assert.equal(await page.locator('tr[data-name="notes.txt"] img').count(), 0);
+      assert.equal(await page.locator('tr[data-name="notes.txt"] svg.icon-file').count(), 1, 'a text file keeps the generic icon');
+      await screenshot(page, 'list');
+
+      const toggle = page.getByRole('button', { name: 'Grid view' });
+      assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+      await toggle.click();
+      await page.locator('table.items.grid').waitFor();
+      assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+      const tile = await page.locator('tr[data-name="photo.jpg"] .item-picture').boundingBox();
+      assert.ok(tile && tile.height >= 90, `the tile's picture is large (${tile?.height} px)`);
+      await screenshot(page, 'grid');
+      await assertNoAxeViolations(page, 'the grid view');
+      // The row menu still works from a tile.
+      await page.getByRole('button', { name: 'Actions for photo.jpg' }).click();
+      await page.getByRole('menuitem', { name: 'Download', exact: true }).waitFor();
+      await page.keyboard.press('Escape');
+
+      await page.reload();
+      await page.locator('table.items.grid').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Grid view' }).getAttribute('aria-pressed'), 'true', 'remembered');
+
+      const phone = await newPage(browser, violations, { viewport: { width: 390, height: 844 } });
+      t.after(() => phone.context.close());
+      await openSignedIn(phone.page, base, owner.token, `/files/${root}`);
+      await phone.page.getByRole('button', { name: 'Grid view' }).click();
+      await phone.page.locator('table.items.grid tr[data-name="photo.jpg"] img.thumbnail').waitFor();
+      const widths = await phone.page.evaluate(() => {
+        const doc = (globalThis as any).document.documentElement;
+        return [doc.scrollWidth, doc.clientWidth];
+      });
+      assert.ok(widths[0] <= widths[1], `no horizontal scroll at 390 px (${widths[0]} > ${widths[1]})`);
+      await screenshot(phone.page, 'phone-grid');
+      assert.deepEqual(violations, []);
+    });
+  });
+}
