@@ -7,6 +7,9 @@ import { FileChangedError, downloadThroughLink, keepPass, storedPass } from '../
 import { downloadLinkZip, type SharedFile } from '../link-zip';
 import { openSink } from '../save';
 import { Icon, Link, TableHead, useLang } from '../ui';
+import { previewKind } from '../preview-kinds';
+import { loadLinkPreview } from '../previews';
+import { Viewer, type ViewerFile } from './viewer';
 
 type Closed = 'linkNotFound' | 'linkRevoked' | 'linkExpired' | 'linkExhausted' | 'linkWrongKey' | 'linkSignIn';
 
@@ -41,6 +44,8 @@ export function PublicLinkPage(props: { sharedHash: string }) {
   const [progress, setProgress] = useState<{ name: string; percent: number } | null>(null);
   const [retryIn, setRetryIn] = useState<number | null>(null);
   const [message, setMessage] = useState<{ text: string; kind: 'ok' | 'error' } | null>(null);
+  // The viewer: the link's previewable files (one for a file link) and where it opened.
+  const [viewing, setViewing] = useState<{ files: (ViewerFile & { hashName?: string; size: number })[]; start: number } | null>(null);
 
   const fail = (error: unknown, kind?: 'file' | 'folder') => {
     const e = error as ApiError;
@@ -158,6 +163,26 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     }
   };
 
+  /**
+   * A preview decrypts the file in this page from the sealed route, as a download does, and counts
+   * the same: a file link's first preview or download in this tab spends one access (its pass
+   * covers the others), a folder link's files spend none.
+   */
+  const loadPreview = async (file: ViewerFile & { hashName?: string }) => {
+    const hadPass = !file.hashName && storedPass(sharedHash) !== null;
+    const loaded = await loadLinkPreview({
+      sharedHash,
+      linkKey,
+      password: password || undefined,
+      hashName: file.hashName,
+      name: file.name,
+    });
+    if (!hadPass && state.step === 'file' && state.info.remainingAccess !== null) {
+      setState({ step: 'file', info: { ...state.info, remainingAccess: Math.max(0, state.info.remainingAccess - 1) } });
+    }
+    return loaded;
+  };
+
   /** What a failed download (one file or the zip) shows: a message, or the link's closed state. */
   const downloadFailed = (error: unknown) => {
     if (error instanceof DamagedContentError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
@@ -195,6 +220,14 @@ export function PublicLinkPage(props: { sharedHash: string }) {
       setProgress(null);
       setRetryIn(null);
     }
+  };
+
+  /** The viewer on a folder link's previewable files, from `file` on. */
+  const previewInFolder = (files: SharedFile[], file: SharedFile) => {
+    const previewable = files
+      .filter((f) => previewKind(f.name))
+      .map((f) => ({ key: f.hashName, hashName: f.hashName, name: f.name, size: f.size }));
+    setViewing({ files: previewable, start: previewable.findIndex((f) => f.key === file.hashName) });
   };
 
   let body;
@@ -266,14 +299,26 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           <dd data-testid="remaining">{info.remainingAccess === null ? t('unlimited') : info.remainingAccess}</dd>
         </dl>
         {info.canDownload ? (
-          <button
-            type="button"
-            class="primary big-button"
-            disabled={!!progress || usedUp}
-            onClick={() => download({ name: info.name, size: info.size })}
-          >
-            {t('download')}
-          </button>
+          <div class="actions">
+            {previewKind(info.name) && (
+              <button
+                type="button"
+                class="big-button"
+                disabled={!!progress || usedUp}
+                onClick={() => setViewing({ files: [{ key: info.name, name: info.name, size: info.size }], start: 0 })}
+              >
+                {t('preview')}
+              </button>
+            )}
+            <button
+              type="button"
+              class="primary big-button"
+              disabled={!!progress || usedUp}
+              onClick={() => download({ name: info.name, size: info.size })}
+            >
+              {t('download')}
+            </button>
+          </div>
         ) : (
           <p class="warning">{t('linkNoDownload')}</p>
         )}
@@ -311,6 +356,16 @@ export function PublicLinkPage(props: { sharedHash: string }) {
                 </td>
                 <td class="col-size">{formatSize(f.size)}</td>
                 <td>
+                  {content.canDownload && previewKind(f.name) && (
+                    <button
+                      type="button"
+                      disabled={!!progress}
+                      onClick={() => previewInFolder(content.files, f)}
+                      aria-label={`${t('preview')} ${f.name}`}
+                    >
+                      {t('preview')}
+                    </button>
+                  )}{' '}
                   {content.canDownload && (
                     <button type="button" disabled={!!progress} onClick={() => download(f)} aria-label={`${t('download')} ${f.name}`}>
                       {t('download')}
@@ -352,6 +407,19 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           </p>
         )}
         <p class="hint">{t('e2eNote')}</p>
+        {viewing && (
+          <Viewer
+            files={viewing.files}
+            start={viewing.start}
+            load={(file) => loadPreview(file)}
+            onDownload={(file) => {
+              const shown = viewing.files.find((f) => f.key === file.key)!;
+              setViewing(null);
+              void download(shown);
+            }}
+            onClose={() => setViewing(null)}
+          />
+        )}
       </div>
     </main>
   );
