@@ -9,6 +9,7 @@ import { assertNoAxeViolations } from '../support/axe.js';
 import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
+import { becomesTrue } from '../support/wait.js';
 
 // A 1×1 GIF and a 2×2 AVIF (the well-known feature-detection images): Chromium cannot encode these.
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -265,7 +266,7 @@ for (const dialect of DIALECTS) {
       await viewer(gp).waitFor({ state: 'detached' });
 
       // ---- a file link: decrypted in the page; the key never leaves it ----
-      const fileLink = await owner.api.post(`/api/files/share/${ids['02-image.jpg']}`, {});
+      const fileLink = await owner.api.post(`/api/files/share/${ids['02-image.jpg']}`, { maxAccess: 2 });
       assertStatus(fileLink, 201);
       const linkKey = fileLink.body.data.shareLink.split('#')[1] as string;
       const visitor = await newPage(browser, violations);
@@ -278,6 +279,10 @@ for (const dialect of DIALECTS) {
       await assertImageDecoded(vp, '02-image.jpg');
       await viewer(vp).getByRole('button', { name: 'Download' }).waitFor();
       await shot(vp, 'file-link');
+      // A preview of a file link counts as a download does.
+      assert.equal(await vp.getByTestId('remaining').innerText(), '1');
+      const counted = async () => (await owner.api.get(`/api/files/share/${ids['02-image.jpg']}`)).body.data[0].accessCount;
+      await becomesTrue(async () => (await counted()) === 1, 'the server counted the preview as one access');
       await vp.keyboard.press('Escape');
 
       // ---- a folder link: a file of it, then the next with → ----

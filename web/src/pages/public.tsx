@@ -8,8 +8,7 @@ import { downloadLinkZip, type SharedFile } from '../link-zip';
 import { openSink } from '../save';
 import { Icon, Link, TableHead, useLang } from '../ui';
 import { previewKind } from '../preview-kinds';
-import { loadLinkPreview } from '../previews';
-import { Viewer, type ViewerFile } from './viewer';
+import { LinkViewer, folderViewing, type LinkViewing } from './link-viewer';
 
 type Closed = 'linkNotFound' | 'linkRevoked' | 'linkExpired' | 'linkExhausted' | 'linkWrongKey' | 'linkSignIn';
 
@@ -45,7 +44,7 @@ export function PublicLinkPage(props: { sharedHash: string }) {
   const [retryIn, setRetryIn] = useState<number | null>(null);
   const [message, setMessage] = useState<{ text: string; kind: 'ok' | 'error' } | null>(null);
   // The viewer: the link's previewable files (one for a file link) and where it opened.
-  const [viewing, setViewing] = useState<{ files: (ViewerFile & { hashName?: string; size: number })[]; start: number } | null>(null);
+  const [viewing, setViewing] = useState<LinkViewing | null>(null);
 
   const fail = (error: unknown, kind?: 'file' | 'folder') => {
     const e = error as ApiError;
@@ -163,26 +162,6 @@ export function PublicLinkPage(props: { sharedHash: string }) {
     }
   };
 
-  /**
-   * A preview decrypts the file in this page from the sealed route, as a download does, and counts
-   * the same: a file link's first preview or download in this tab spends one access (its pass
-   * covers the others), a folder link's files spend none.
-   */
-  const loadPreview = async (file: ViewerFile & { hashName?: string }) => {
-    const hadPass = !file.hashName && storedPass(sharedHash) !== null;
-    const loaded = await loadLinkPreview({
-      sharedHash,
-      linkKey,
-      password: password || undefined,
-      hashName: file.hashName,
-      name: file.name,
-    });
-    if (!hadPass && state.step === 'file' && state.info.remainingAccess !== null) {
-      setState({ step: 'file', info: { ...state.info, remainingAccess: Math.max(0, state.info.remainingAccess - 1) } });
-    }
-    return loaded;
-  };
-
   /** What a failed download (one file or the zip) shows: a message, or the link's closed state. */
   const downloadFailed = (error: unknown) => {
     if (error instanceof DamagedContentError) setMessage({ text: t('error', { message: error.message }), kind: 'error' });
@@ -220,14 +199,6 @@ export function PublicLinkPage(props: { sharedHash: string }) {
       setProgress(null);
       setRetryIn(null);
     }
-  };
-
-  /** The viewer on a folder link's previewable files, from `file` on. */
-  const previewInFolder = (files: SharedFile[], file: SharedFile) => {
-    const previewable = files
-      .filter((f) => previewKind(f.name))
-      .map((f) => ({ key: f.hashName, hashName: f.hashName, name: f.name, size: f.size }));
-    setViewing({ files: previewable, start: previewable.findIndex((f) => f.key === file.hashName) });
   };
 
   let body;
@@ -360,7 +331,7 @@ export function PublicLinkPage(props: { sharedHash: string }) {
                     <button
                       type="button"
                       disabled={!!progress}
-                      onClick={() => previewInFolder(content.files, f)}
+                      onClick={() => setViewing(folderViewing(content.files, f))}
                       aria-label={`${t('preview')} ${f.name}`}
                     >
                       {t('preview')}
@@ -408,14 +379,17 @@ export function PublicLinkPage(props: { sharedHash: string }) {
         )}
         <p class="hint">{t('e2eNote')}</p>
         {viewing && (
-          <Viewer
-            files={viewing.files}
-            start={viewing.start}
-            load={(file) => loadPreview(file)}
+          <LinkViewer
+            viewing={viewing}
+            link={{ sharedHash, linkKey, password: password || undefined }}
+            onSpent={() => {
+              if (state.step === 'file' && state.info.remainingAccess !== null) {
+                setState({ step: 'file', info: { ...state.info, remainingAccess: Math.max(0, state.info.remainingAccess - 1) } });
+              }
+            }}
             onDownload={(file) => {
-              const shown = viewing.files.find((f) => f.key === file.key)!;
               setViewing(null);
-              void download(shown);
+              void download(file);
             }}
             onClose={() => setViewing(null)}
           />
