@@ -92,6 +92,7 @@ export const ERROR_CATALOG = {
   INVALID_PASSWORD: { status: 403, message: 'Wrong password for this link' },
   INVALID_ENCRYPTION_KEY: { status: 403, message: 'The encryption key is missing or does not open this link' },
   DOWNLOAD_NOT_ALLOWED: { status: 403, message: 'This link does not allow downloads' },
+  PREVIEW_NOT_SUPPORTED: { status: 415, message: 'This type of file cannot be previewed' },
   VIEW_NOT_ALLOWED: { status: 403, message: 'This link does not allow viewing its content' },
   SHARING_DISABLED: { status: 409, message: 'Sharing is turned off for this folder' },
   // WebDAV (src/modules/dav/): these leave as a DAV:error XML body, not the JSON envelope.

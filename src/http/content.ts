@@ -15,6 +15,11 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
+/** The same, `inline`: for a preview, which the web app shows rather than saves. */
+export function inlineDisposition(name: string): string {
+  return attachmentDisposition(name).replace(/^attachment/, 'inline');
+}
+
 /** Headers that keep user content from ever running as the app's origin. */
 export const CONTENT_SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -35,7 +40,7 @@ export function normalizeContentType(value: string | undefined): string {
  * headers that keep it inert in a browser; counts its bytes once all are sent. The content is
  * opened before any header is set, so a failure to open it answers as a plain error.
  */
-export async function sendContent(reply: FastifyReply, content: Sendable, metrics: Metrics) {
+export async function sendContent(reply: FastifyReply, content: Sendable, metrics: Metrics, options: { inline?: boolean } = {}) {
   const etag = entityTag(content.tag);
   const answer = answerConditional(conditionalHeaders(reply.request.headers), etag, content.size);
   const body = answer.status === 304 ? undefined : await content.open(answer.status === 206 ? answer.span : undefined);
@@ -44,7 +49,7 @@ export async function sendContent(reply: FastifyReply, content: Sendable, metric
     etag,
     'accept-ranges': 'bytes',
     'cache-control': content.cacheControl ?? 'private, no-cache',
-    'content-disposition': attachmentDisposition(content.name),
+    'content-disposition': options.inline ? inlineDisposition(content.name) : attachmentDisposition(content.name),
   });
   if (answer.status === 304) return reply.code(304).send();
   reply.type(content.contentType);

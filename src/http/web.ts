@@ -13,6 +13,9 @@ export const WEB_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
+  // Previews: the app fetches content with its token and shows it from blob: URLs it made itself.
+  'media-src blob:',
+  'frame-src blob:',
   "font-src 'self'",
   "connect-src 'self'",
   "manifest-src 'self'",

@@ -203,6 +203,14 @@ for (const dialect of DIALECTS) {
       assert.match(await row.innerText(), /Can view/);
       assert.equal(await row.getByRole('button', { name: 'Download' }).count(), 0, 'view-only: no download button');
       await row.getByText('You may view this file but not download it.').waitFor();
+      // A file shared on its own "can view": previewed in the viewer, which offers no download.
+      await row.getByRole('button', { name: 'Preview beta.txt' }).click();
+      const viewer = bob.page.locator('dialog#viewer');
+      await viewer.getByRole('heading', { name: 'beta.txt' }).waitFor();
+      await viewer.locator('pre', { hasText: beta.toString('utf8').slice(0, 20) }).waitFor();
+      assert.equal(await viewer.getByRole('button', { name: 'Download' }).count(), 0, 'view-only: no download in the viewer');
+      await bob.page.keyboard.press('Escape');
+      await viewer.waitFor({ state: 'detached' });
       await screenshot(bob.page, 'shared-with-me');
       // And the server agrees: the content is refused to Bob.
       const status = await bob.page.evaluate(async () => {

@@ -50,15 +50,15 @@ for (const dialect of DIALECTS) {
       await menuButton.focus();
       await page.keyboard.press('Enter');
       await page.getByRole('menu').waitFor();
-      assert.equal(await focused(page), 'menuitem: Download');
+      assert.equal(await focused(page), 'menuitem: Preview');
       await page.keyboard.press('End');
       assert.equal(await focused(page), 'menuitem: Delete forever');
       await page.keyboard.press('ArrowDown');
-      assert.equal(await focused(page), 'menuitem: Download', 'ArrowDown wraps');
+      assert.equal(await focused(page), 'menuitem: Preview', 'ArrowDown wraps');
       await page.keyboard.press('ArrowUp');
       assert.equal(await focused(page), 'menuitem: Delete forever', 'ArrowUp wraps');
       await page.keyboard.press('Home');
-      assert.equal(await focused(page), 'menuitem: Download');
+      assert.equal(await focused(page), 'menuitem: Preview');
       await page.keyboard.press('Escape');
       assert.equal(await page.getByRole('menu').count(), 0);
       assert.equal(await focused(page), 'button: Actions for notes.txt', 'Escape goes back to the button');

@@ -47,7 +47,7 @@ for (const dialect of DIALECTS) {
       await page.getByText('You can view and download in this folder, but not change it.').waitFor();
       assert.equal(await page.getByRole('button', { name: 'New folder' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: 'Upload files' }).count(), 0);
-      assert.deepEqual(await menuOf(page, 'doc.txt'), ['Download', 'Details']);
+      assert.deepEqual(await menuOf(page, 'doc.txt'), ['Preview', 'Download', 'Details']);
       await page.locator('tr[data-name="doc.txt"] td.col-size').click();
       const details = page.locator('aside.details');
       await details.getByRole('heading', { name: 'doc.txt' }).waitFor();
@@ -67,7 +67,7 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: 'New folder' }).waitFor();
       await page.getByRole('button', { name: '⇪ Upload files' }).waitFor();
       assert.equal(await page.locator('.read-only-note').count(), 0);
-      assert.deepEqual(await menuOf(page, 'draft.txt'), ['Download', 'Details', 'Rename', 'Move', 'Copy', 'Move to trash']);
+      assert.deepEqual(await menuOf(page, 'draft.txt'), ['Preview', 'Download', 'Details', 'Rename', 'Move', 'Copy', 'Move to trash']);
 
       // ---- the owner, for comparison: everything, and "My files" ----
       const mine = await newPage(browser, violations);
@@ -76,6 +76,7 @@ for (const dialect of DIALECTS) {
       await mine.page.locator('tr[data-name="doc.txt"]').waitFor();
       assert.deepEqual(await mine.page.locator('.breadcrumbs li').allInnerTexts(), ['My files', 'Readable']);
       assert.deepEqual(await menuOf(mine.page, 'doc.txt'), [
+        'Preview',
         'Download',
         'Details',
         'Rename',
@@ -109,7 +110,7 @@ for (const dialect of DIALECTS) {
       await page.locator('dialog#prompt').getByText('You can view this folder, but not change it.').waitFor();
       await page.locator('dialog#prompt').getByRole('button', { name: 'Cancel' }).click();
       await page.getByText('You can view this folder, but not download or change it.').waitFor();
-      assert.deepEqual(await menuOf(page, 'draft.txt'), ['Details']);
+      assert.deepEqual(await menuOf(page, 'draft.txt'), ['Preview', 'Details']);
 
       // All rights taken back: the trash says the folder is no longer shared.
       assertStatus(await grant({ canView: true, canDownload: true, canEdit: true }), 200);

@@ -287,6 +287,14 @@ export const en = {
   makePublic: 'Make public',
   viewDownloadOnly: 'You can view and download in this folder, but not change it.',
   viewOnlyFolder: 'You can view this folder, but not download or change it.',
+  preview: 'Preview',
+  previousFile: 'Previous file',
+  nextFile: 'Next file',
+  previewPosition: '{at} of {count}',
+  previewLoading: 'Loading the preview…',
+  previewTruncated: 'Only the first megabyte of this file is shown.',
+  previewFailed: 'The preview could not be shown: {message}',
+  previewKeys: '← and → go to the previous and next file; Escape closes.',
 };
 
 export type MessageKey = keyof typeof en;

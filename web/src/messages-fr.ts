@@ -291,4 +291,12 @@ export const fr: Record<MessageKey, string> = {
   makePublic: 'Rendre public',
   viewDownloadOnly: 'Vous pouvez voir et télécharger dans ce dossier, mais pas le modifier.',
   viewOnlyFolder: 'Vous pouvez voir ce dossier, mais ni télécharger ni le modifier.',
+  preview: 'Aperçu',
+  previousFile: 'Fichier précédent',
+  nextFile: 'Fichier suivant',
+  previewPosition: '{at} sur {count}',
+  previewLoading: 'Chargement de l’aperçu…',
+  previewTruncated: 'Seul le premier mégaoctet de ce fichier est affiché.',
+  previewFailed: 'L’aperçu n’a pas pu être affiché : {message}',
+  previewKeys: '← et → passent au fichier précédent et au suivant ; Échap ferme.',
 };

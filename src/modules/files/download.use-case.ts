@@ -20,7 +20,15 @@ const ACCESS_WRITE_INTERVAL_MS = 60_000;
 export async function download(ctx: AppContext, principal: Principal, fileId: string, options: { versionId?: string }): Promise<Sendable> {
   const file = await loadFileFor(ctx.db, principal, fileId, 'download');
   if (options.versionId) assertId('ver', options.versionId, 'versionId');
-  const content = await versionContent(ctx, file, options.versionId);
+  return readContent(ctx, file, options.versionId);
+}
+
+/**
+ * A version of a file the caller was allowed to read (downloaded, or previewed with the view
+ * right); opening it records an access of the file's folder, as a download does.
+ */
+export async function readContent(ctx: AppContext, file: FileRow, versionId?: string): Promise<Sendable> {
+  const content = await versionContent(ctx, file, versionId);
   return {
     ...content,
     open: async (span) => {

@@ -206,6 +206,28 @@ function contentRoutes(app: App, files: FileService, metrics: Metrics): void {
   );
 
   app.get(
+    '/files/preview/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Preview a file (or one version): its content to show inline, with Range support',
+        description:
+          'Needs only the right to **see** the file (a "can view" share), unlike the download. Served `inline` as a type chosen by the file name from an allow-list (images, PDF, audio, video; text, code, HTML and XML as `text/plain`; SVG as `image/svg+xml`), with `nosniff` and the sandboxing CSP of downloads; other names answer 415 `PREVIEW_NOT_SUPPORTED`. A text longer than 1 MiB is cut to its first MiB, with `X-Coffre-Truncated: true`.',
+        params: S.FileIdParams,
+        querystring: S.DownloadQuery,
+        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 415, 416) },
+      },
+    },
+    async (request, reply) => {
+      const { content, truncated } = await files.preview(principalOf(request), request.params.fileId, {
+        versionId: request.query.versionId,
+      });
+      if (truncated) reply.header('x-coffre-truncated', 'true');
+      return sendContent(reply, content, metrics, { inline: true });
+    },
+  );
+
+  app.get(
     '/files/public/:hashName',
     {
       config: { public: true },

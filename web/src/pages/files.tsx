@@ -13,6 +13,9 @@ import { SelectionBar } from './selection-bar';
 import { useSelection } from './selection';
 import { downloadOwnFile, downloadOwnZip, startUploads } from './widgets';
 import { explainRefusal } from './refusals';
+import { previewKind } from '../preview-kinds';
+import { loadOwnPreview } from '../previews';
+import { Viewer } from './viewer';
 
 // Set when a folder is opened from the list (Enter or a click on a folder, Backspace to the
 // parent): once the new folder's rows are there, the focus goes to its first row (or, empty, to the
@@ -47,6 +50,8 @@ export function FolderPage(props: {
   const [dialog, setDialog] = useState<DialogState>(null);
   const [dragging, setDragging] = useState(false);
   const [grid, setGrid] = useGridView();
+  // The file shown in the viewer, by id; the viewer goes through the folder's previewable files.
+  const [viewing, setViewing] = useState<string | null>(null);
 
   const { detail, access, crumbs, items, total, more, error, load, loadMore } = useFolderListing(folderId, sort, props.onBucketSeen);
   useEffect(() => {
@@ -87,9 +92,13 @@ export function FolderPage(props: {
     focusFolderOnLoad = true;
     navigate(`/files/${id}`);
   };
+  const previewable = items.filter((i) => i.kind === 'file' && previewKind(i.name));
+  // Enter or a double-click: a folder opens, a file downloads; without the download right a
+  // file is previewed (a "can view" share), or its details shown when it cannot be.
   const open = (item: Item) => {
     if (item.kind === 'folder') openFolder(item.id);
     else if (access.canDownload) downloadOwnFile(item.raw);
+    else if (previewKind(item.name)) setViewing(item.id);
     else setSelected(item.id);
   };
 
@@ -127,6 +136,7 @@ export function FolderPage(props: {
     const folder = item.kind === 'folder';
     return [
       ...(folder ? [{ label: t('open'), run: () => open(item) }] : []),
+      ...(!folder && previewKind(item.name) ? [{ label: t('preview'), run: () => setViewing(item.id) }] : []),
       ...(access.canDownload
         ? [{ label: t('download'), run: () => (folder ? downloadOwnZip(`${item.name}.zip`, { folderId: item.id }) : open(item)) }]
         : []),
@@ -244,6 +254,15 @@ export function FolderPage(props: {
         <div class="drop-overlay" aria-hidden="true">
           {t('dropHere')}
         </div>
+      )}
+      {viewing && previewable.some((i) => i.id === viewing) && (
+        <Viewer
+          files={previewable.map((i) => ({ key: i.id, name: i.name }))}
+          start={previewable.findIndex((i) => i.id === viewing)}
+          load={(file, signal) => loadOwnPreview(file.key, signal)}
+          onDownload={access.canDownload ? (file) => downloadOwnFile(items.find((i) => i.id === file.key)!.raw) : undefined}
+          onClose={() => setViewing(null)}
+        />
       )}
       <ItemDialogs
         dialog={dialog}

@@ -7,6 +7,8 @@ import { FileChangedError, downloadThroughLink, keepPass, storedPass } from '../
 import { downloadLinkZip, type SharedFile } from '../link-zip';
 import { openSink } from '../save';
 import { Icon, Link, TableHead, useLang } from '../ui';
+import { previewKind } from '../preview-kinds';
+import { LinkViewer, folderViewing, type LinkViewing } from './link-viewer';
 
 type Closed = 'linkNotFound' | 'linkRevoked' | 'linkExpired' | 'linkExhausted' | 'linkWrongKey' | 'linkSignIn';
 
@@ -41,6 +43,8 @@ export function PublicLinkPage(props: { sharedHash: string }) {
   const [progress, setProgress] = useState<{ name: string; percent: number } | null>(null);
   const [retryIn, setRetryIn] = useState<number | null>(null);
   const [message, setMessage] = useState<{ text: string; kind: 'ok' | 'error' } | null>(null);
+  // The viewer: the link's previewable files (one for a file link) and where it opened.
+  const [viewing, setViewing] = useState<LinkViewing | null>(null);
 
   const fail = (error: unknown, kind?: 'file' | 'folder') => {
     const e = error as ApiError;
@@ -266,14 +270,26 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           <dd data-testid="remaining">{info.remainingAccess === null ? t('unlimited') : info.remainingAccess}</dd>
         </dl>
         {info.canDownload ? (
-          <button
-            type="button"
-            class="primary big-button"
-            disabled={!!progress || usedUp}
-            onClick={() => download({ name: info.name, size: info.size })}
-          >
-            {t('download')}
-          </button>
+          <div class="actions">
+            {previewKind(info.name) && (
+              <button
+                type="button"
+                class="big-button"
+                disabled={!!progress || usedUp}
+                onClick={() => setViewing({ files: [{ key: info.name, name: info.name, size: info.size }], start: 0 })}
+              >
+                {t('preview')}
+              </button>
+            )}
+            <button
+              type="button"
+              class="primary big-button"
+              disabled={!!progress || usedUp}
+              onClick={() => download({ name: info.name, size: info.size })}
+            >
+              {t('download')}
+            </button>
+          </div>
         ) : (
           <p class="warning">{t('linkNoDownload')}</p>
         )}
@@ -311,6 +327,16 @@ export function PublicLinkPage(props: { sharedHash: string }) {
                 </td>
                 <td class="col-size">{formatSize(f.size)}</td>
                 <td>
+                  {content.canDownload && previewKind(f.name) && (
+                    <button
+                      type="button"
+                      disabled={!!progress}
+                      onClick={() => setViewing(folderViewing(content.files, f))}
+                      aria-label={`${t('preview')} ${f.name}`}
+                    >
+                      {t('preview')}
+                    </button>
+                  )}{' '}
                   {content.canDownload && (
                     <button type="button" disabled={!!progress} onClick={() => download(f)} aria-label={`${t('download')} ${f.name}`}>
                       {t('download')}
@@ -352,6 +378,22 @@ export function PublicLinkPage(props: { sharedHash: string }) {
           </p>
         )}
         <p class="hint">{t('e2eNote')}</p>
+        {viewing && (
+          <LinkViewer
+            viewing={viewing}
+            link={{ sharedHash, linkKey, password: password || undefined }}
+            onSpent={() => {
+              if (state.step === 'file' && state.info.remainingAccess !== null) {
+                setState({ step: 'file', info: { ...state.info, remainingAccess: Math.max(0, state.info.remainingAccess - 1) } });
+              }
+            }}
+            onDownload={(file) => {
+              setViewing(null);
+              void download(file);
+            }}
+            onClose={() => setViewing(null)}
+          />
+        )}
       </div>
     </main>
   );

@@ -5,6 +5,9 @@ import { useNarrow } from '../drawer';
 import { errorText, t } from '../i18n';
 import { Alert, Icon, Link, TableHead, useLang } from '../ui';
 import { downloadOwnFile } from './widgets';
+import { previewKind } from '../preview-kinds';
+import { loadOwnPreview } from '../previews';
+import { Viewer } from './viewer';
 
 /** What a share allows, in words. */
 function permissionsOf(s: any): string {
@@ -20,6 +23,8 @@ export function SharedWithMePage() {
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
   const narrow = useNarrow();
+  // The file shared on its own that the viewer shows (any grant lets one see, so preview).
+  const [viewing, setViewing] = useState<any | null>(null);
   const load = async (after?: string) => {
     try {
       const page = await api.get('/shared-with-me', { limit: 100, cursor: after });
@@ -77,6 +82,11 @@ export function SharedWithMePage() {
                 <td class="perms-cell col-wide">{permissionsOf(s)}</td>
                 <td class="col-size">{s.file ? formatSize(s.file.size) : ''}</td>
                 <td>
+                  {s.itemType === 'file' && previewKind(s.name) && (
+                    <button type="button" onClick={() => setViewing(s)} aria-label={`${t('preview')} ${s.name}`}>
+                      {t('preview')}
+                    </button>
+                  )}{' '}
                   {s.itemType === 'file' &&
                     (s.permission.canDownload ? (
                       <button type="button" onClick={() => downloadOwnFile({ id: s.itemId, name: s.name, size: s.file?.size ?? 0 })}>
@@ -92,6 +102,19 @@ export function SharedWithMePage() {
             ))}
           </tbody>
         </table>
+      )}
+      {viewing && (
+        <Viewer
+          files={[{ key: viewing.itemId, name: viewing.name }]}
+          start={0}
+          load={(file, signal) => loadOwnPreview(file.key, signal)}
+          onDownload={
+            viewing.permission.canDownload
+              ? () => downloadOwnFile({ id: viewing.itemId, name: viewing.name, size: viewing.file?.size ?? 0 })
+              : undefined
+          }
+          onClose={() => setViewing(null)}
+        />
       )}
       {cursor && (
         <button type="button" onClick={() => load(cursor)}>
