@@ -1,7 +1,8 @@
 // Feedback for every change (issue 34, item 6), in Chromium against the real server: a toast for a
 // new folder, a rename, a move and a copy, with Undo where it can be undone; an upload under an
 // existing name says it becomes a new version; the upload panel collapses and closes; making a
-// file public says what it means and waits for a confirmation.
+// file public says what it means and waits for a confirmation; a version restored, an item restored
+// from the trash or deleted for good each say so.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -98,6 +99,21 @@ for (const dialect of DIALECTS) {
       await confirm.getByRole('button', { name: 'Make public' }).click();
       await details.getByRole('link', { name: /\/api\/files\/public\// }).waitFor();
       assert.equal((await file()).visibility, 'public');
+
+      // ---- an older version made current again, then the trash: restore, delete for good, empty ----
+      await details.getByRole('button', { name: 'Restore this version' }).click();
+      await toast(page, /^The version of .+ is the current one again/);
+      for (const name of ['report.txt', 'Plans']) {
+        await rowAction(page, name, 'Move to trash');
+        await row(name).waitFor({ state: 'detached' });
+      }
+      await page.getByRole('link', { name: 'Trash' }).click();
+      await row('report.txt').getByRole('button', { name: 'Restore' }).click();
+      await toast(page, '“report.txt” restored');
+      await row('report.txt').waitFor({ state: 'detached' });
+      await row('Plans').getByRole('button', { name: 'Delete forever' }).click();
+      await page.locator('dialog#confirm').getByRole('button', { name: 'Delete forever' }).click();
+      await toast(page, '“Plans” deleted for good');
       assert.deepEqual(violations, []);
     });
   });

@@ -190,6 +190,7 @@ export function DetailsPanel(props: {
                           onClick={async () => {
                             try {
                               await api.post(`/files/versions/${item.id}/${v.id}/restore`);
+                              notify(t('versionRestored', { date: formatDate(v.createdAt) }));
                               await reload();
                               props.onChanged();
                             } catch (e) {

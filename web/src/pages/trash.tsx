@@ -22,9 +22,11 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
   useEffect(() => {
     load();
   }, [props.bucket.id]);
-  const act = async (run: () => Promise<unknown>) => {
+  /** Runs a change and says it was made (`done`), or what went wrong; the trash is read again either way. */
+  const act = async (run: () => Promise<unknown>, done: string) => {
     try {
       await run();
+      notify(done);
     } catch (e) {
       notify(errorText(e), 'error');
     }
@@ -79,7 +81,12 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
                 <td class="row-buttons">
                   <button
                     type="button"
-                    onClick={() => act(() => api.post(`/${kind === 'folder' ? 'folders' : 'files'}/restore/${item.id}`))}
+                    onClick={() =>
+                      act(
+                        () => api.post(`/${kind === 'folder' ? 'folders' : 'files'}/restore/${item.id}`),
+                        t('restoredItem', { name: item.name }),
+                      )
+                    }
                   >
                     {t('restore')}
                   </button>
@@ -101,8 +108,12 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
           onConfirm={() => {
             const c = confirm;
             setConfirm(null);
-            if (c.kind === 'all') act(() => api.del('/trash/empty', { bucketId: props.bucket.id }));
-            else act(() => api.del(`/${c.kind === 'folder' ? 'folders' : 'files'}/delete/${c.item.id}`, { trash: 'hard' }));
+            if (c.kind === 'all') act(() => api.del('/trash/empty', { bucketId: props.bucket.id }), t('trashEmptied'));
+            else
+              act(
+                () => api.del(`/${c.kind === 'folder' ? 'folders' : 'files'}/delete/${c.item.id}`, { trash: 'hard' }),
+                t('deletedForeverItem', { name: c.item.name }),
+              );
           }}
         />
       )}
