@@ -3,6 +3,7 @@
  * type its uploader gave, so that nothing is ever served as HTML (or anything a browser would run)
  * from the app's origin. HTML, XML and code are served as plain text; SVG only as an image (the web
  * app shows it in an `<img>`, where its scripts do not run, and the sandboxing CSP still applies).
+ * The web app's bundle imports this module too (web/src/preview-kinds.ts): it stays without imports.
  */
 const BY_EXTENSION: Record<string, string> = {
   jpg: 'image/jpeg',
