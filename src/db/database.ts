@@ -6,6 +6,7 @@ import pg from 'pg';
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
 import { listenPostgres, listenSqlite, type NotificationHandlers, type Subscription } from './notifications.js';
 import type { Database } from './schema.js';
+import { registerFold } from './sqlite-fold.js';
 
 export type Db = Kysely<Database>;
 /** Repositories take either the database or a transaction. */
@@ -112,6 +113,7 @@ async function openSqlite(file: string, options: DatabaseOptions): Promise<Datab
   // microseconds on ext4 once many files were deleted recently (it skips every inode deleted in
   // the last seconds). One in seven uploads made one: they stay in memory instead.
   database.pragma('temp_store = MEMORY');
+  registerFold(database);
   const statements = withStatementCache(database);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }), log: options.log });
   immediateRunners.set(db.getExecutor().adapter, (target, query) => {

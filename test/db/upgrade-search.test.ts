@@ -28,5 +28,26 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await found('CREME BRU'), ['/Été 2025|Crème brûlée.txt']);
       assert.deepEqual(await found('other'), ['/|other.txt']);
     });
+
+    it('keeps names indexed before the index was split by kind (migration 022), and their renames', async (t) => {
+      const { app, database } = await build(t, dialect);
+      const alice = await signUp(app, 'Alice');
+      await migrateTo(database.db, '020-thumbnails', database.schema);
+      // Indexed by migration 019's single table: only migration 022 can carry them over.
+      const folder = await mkdir(alice, 'Crème folder');
+      const file = await putFile(app, alice, folder, 'Crème file.txt', 'x');
+      await migrateToLatest(database.db, database.schema);
+
+      const found = async (q: string) => {
+        const res = await alice.api.get(`/api/search?q=${encodeURIComponent(q)}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return res.body.data.data.map((r: any) => `${r.kind}|${r.name}`);
+      };
+      assert.deepEqual(await found('creme'), ['folder|Crème folder', 'file|Crème file.txt']);
+      const renamed = await alice.api.put(`/api/files/update/${file.id}`, { name: 'Brûlée.txt', visibility: 'private' });
+      assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+      assert.deepEqual(await found('creme'), ['folder|Crème folder'], 'the old name left the index');
+      assert.deepEqual(await found('brulee'), ['file|Brûlée.txt']);
+    });
   });
 }

@@ -1,9 +1,8 @@
 import type { AppContext, Principal } from '../../context.js';
-import type { DbOrTrx } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { placesOf } from './search.paths.js';
-import * as repo from './search.repository.js';
+import { matchesOfKind } from './search.strategy.js';
 import type { SearchCriteria, SearchHit, SearchKind } from './search.repository.js';
 import { MIN_QUERY_LENGTH, type SearchQuery, type SearchResult, type SearchType } from './search.schemas.js';
 
@@ -74,15 +73,6 @@ function readCursor(cursor: string): { kind: SearchKind; id: string } {
 function kindsToSearch(type: SearchType | undefined, from: SearchKind | undefined): SearchKind[] {
   const kinds = KIND_ORDER.filter((k) => !type || type === k || (k === 'file' && type !== 'folder'));
   return from ? kinds.slice(kinds.indexOf(from)) : kinds;
-}
-
-/** The caller's own and shared matches of one kind, merged newest first, at most `limit`. */
-async function matchesOfKind(db: DbOrTrx, kind: SearchKind, criteria: SearchCriteria): Promise<SearchHit[]> {
-  const [own, shared] =
-    kind === 'file'
-      ? await Promise.all([repo.ownFiles(db, criteria), repo.sharedFiles(db, criteria)])
-      : await Promise.all([repo.ownFolders(db, criteria), repo.sharedFoldersMatching(db, criteria)]);
-  return [...own, ...shared].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, criteria.limit);
 }
 
 function resultOf(hit: SearchHit, place: { path: string; folderId: string }, callerId: string): SearchResult {
