@@ -84,6 +84,16 @@ const REDACTED_LOG_PATHS = [
   '*.encryptionKey',
 ];
 
+/** A request as logged: its URL without the value of a preview ticket, which stands for a token. */
+function requestForLog(req: { method?: string; url?: string; ip?: string; hostname?: string }) {
+  return {
+    method: req.method,
+    url: req.url?.replace(/([?&]ticket=)[^&]*/g, '$1[redacted]'),
+    hostname: req.hostname,
+    remoteAddress: req.ip,
+  };
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function errorCatalogDescription(): string {
@@ -147,6 +157,7 @@ function createServer(deps: AppDeps) {
         : {
             level: config.logLevel,
             redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+            serializers: { req: requestForLog },
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: config.jsonBodyLimit,

@@ -1,3 +1,4 @@
+import { hkdfSync } from 'node:crypto';
 import { KeyUnwrapError, newKey, unwrapKey, wrapKey } from './key-wrap.js';
 
 /** A key and its wrapped form, as stored on its row. */
@@ -13,6 +14,15 @@ export interface WrappedKey {
  */
 export class Keyring {
   constructor(private readonly masterKey: Buffer) {}
+
+  /**
+   * A key of its own for one purpose (`preview tickets`), derived from the master key (HKDF):
+   * every instance sharing the master key derives the same one, and nothing it seals opens as
+   * anything else.
+   */
+  purposeKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.masterKey, Buffer.alloc(0), `coffre ${purpose}`, 32));
+  }
 
   newBucketKey(bucketId: string): WrappedKey {
     const key = newKey();

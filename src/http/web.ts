@@ -13,8 +13,9 @@ export const WEB_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
-  // Previews: the app fetches content with its token and shows it from blob: URLs it made itself.
-  'media-src blob:',
+  // Previews: the app fetches content with its token and shows it from blob: URLs it made itself;
+  // audio and video stream from the preview route (a ticket in its address stands for the token).
+  "media-src 'self' blob:",
   'frame-src blob:',
   "font-src 'self'",
   "connect-src 'self'",

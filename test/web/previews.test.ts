@@ -123,10 +123,23 @@ async function assertImageDecoded(page: Page, name: string) {
   assert.match((await image.getAttribute('src')) ?? '', /^blob:/, `${name} is shown from a blob: URL`);
 }
 
-/** The media element reaches its metadata, and seeking moves it. */
+/**
+ * The media element streams from a preview address (the route with a ticket, answered by range),
+ * reaches its metadata, and seeking moves it.
+ */
 async function assertMediaSeeks(page: Page, name: string, tag: 'audio' | 'video') {
+  const ranged: number[] = [];
+  const onResponse = (res: { url(): string; status(): number }) => {
+    if (res.url().includes('/api/files/preview/') && res.url().includes('ticket=')) ranged.push(res.status());
+  };
+  page.on('response', onResponse);
   const media = (await showing(page, name)).locator(tag);
   await page.waitForFunction((el: any) => el.readyState >= 1, await media.elementHandle());
+  assert.match(
+    (await media.getAttribute('src')) ?? '',
+    /^\/api\/files\/preview\/fil_\w+\?ticket=/,
+    `${name} streams from a preview address`,
+  );
   const seeked = await media.evaluate(
     (el: any) =>
       new Promise<number>((resolve) => {
@@ -135,6 +148,8 @@ async function assertMediaSeeks(page: Page, name: string, tag: 'audio' | 'video'
       }),
   );
   assert.ok(Math.abs(seeked - 0.5) < 0.2, `${name}: seeked to ${seeked}`);
+  page.off('response', onResponse);
+  assert.ok(ranged.includes(206), `${name}: the player asked for ranges (answers ${ranged.join(', ')})`);
 }
 
 for (const dialect of DIALECTS) {

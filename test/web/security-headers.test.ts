@@ -40,10 +40,14 @@ function assertPageHeaders(url: string, headers: Record<string, unknown>) {
   assert.match(csp, /(^|; )default-src 'none'(;|$)/, `${url}: default-src is not 'none' in "${csp}"`);
   assert.match(csp, /(^|; )script-src 'self'(;|$)/, `${url}: script-src is not 'self' alone in "${csp}"`);
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:|\*/, `${url}: a loose source in "${csp}"`);
-  // Previews show content only from blob: URLs the app made itself (docs/api.md, Previews).
-  for (const directive of ['media-src', 'frame-src']) {
+  // Previews show content only from blob: URLs the app made itself, and media from the preview
+  // route of its own origin (docs/api.md, Previews).
+  for (const [directive, allowed] of [
+    ['media-src', "'self' blob:"],
+    ['frame-src', 'blob:'],
+  ]) {
     const sources = new RegExp(`(^|; )${directive} ([^;]*)`).exec(csp)?.[2];
-    assert.ok(sources === undefined || sources === 'blob:', `${url}: ${directive} allows more than blob: in "${csp}"`);
+    assert.ok(sources === undefined || sources === allowed, `${url}: ${directive} allows more than ${allowed} in "${csp}"`);
   }
   assert.equal(headers['x-frame-options'], 'DENY', `${url}: X-Frame-Options`);
   assert.equal(headers['x-content-type-options'], 'nosniff', `${url}: X-Content-Type-Options`);

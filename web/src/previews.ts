@@ -1,14 +1,22 @@
 /**
  * How the viewer gets content. Signed in: the preview route, fetched with the bearer token (an
- * `<img>` or `<video>` could not carry it) into a Blob. On a link page: the sealed route, decrypted
- * in the page with the key of the URL's fragment, which never leaves it.
+ * `<img>` could not carry it) into a Blob; audio and video instead play from a preview address,
+ * the route with a ticket standing for the token, so that the player streams and seeks with
+ * ranges. On a link page: the sealed route, decrypted in the page with the key of the URL's
+ * fragment, which never leaves it.
  */
-import { authHeaders, errorOf, url } from './api';
+import { authHeaders, call, errorOf, url } from './api';
 import { downloadThroughLink } from './link-download';
-import { previewType } from './preview-kinds';
+import { previewKind, previewType } from './preview-kinds';
 import type { Loaded } from './pages/viewer';
 
-export async function loadOwnPreview(fileId: string, signal: AbortSignal): Promise<Loaded> {
+export async function loadOwnPreview(file: { key: string; name: string }, signal: AbortSignal): Promise<Loaded> {
+  const fileId = file.key;
+  const kind = previewKind(file.name);
+  if (kind === 'audio' || kind === 'video') {
+    const address = await call<{ url: string }>('GET', `/files/preview-address/${fileId}`, { signal });
+    return { address: address.url, truncated: false };
+  }
   const res = await fetch(url(`/files/preview/${fileId}`), { headers: authHeaders(), cache: 'no-store', credentials: 'omit', signal });
   if (!res.ok) throw await errorOf(res);
   return { blob: await res.blob(), truncated: res.headers.get('x-coffre-truncated') === 'true' };

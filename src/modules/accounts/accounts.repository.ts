@@ -57,10 +57,9 @@ export async function insertToken(db: DbOrTrx, token: TokenRow): Promise<void> {
   await db.insertInto('tokens').values(token).execute();
 }
 
-/** The live token with this hash and its user, in one query (every authenticated request runs it). */
-// Every authenticated request runs it: built once (see preparedQuery).
-const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
-  db
+/** Live tokens (not expired, their user not disabled) with their user, at `now`. */
+function liveTokens(db: DbOrTrx, now: string) {
+  return db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
     .select([
@@ -71,14 +70,23 @@ const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
       'users.email',
       'users.name',
     ])
-    .where('tokens.token_hash', '=', p.tokenHash)
     .where('users.disabled_at', 'is', null)
-    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', p.now)])),
+    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)]));
+}
+
+// Every authenticated request runs it: built once (see preparedQuery).
+const liveToken = preparedQuery((db, p: { tokenHash: string; now: string }) =>
+  liveTokens(db, p.now).where('tokens.token_hash', '=', p.tokenHash),
 );
 
 /** The token with this hash that is live at `now`, with its user. */
 export function findLiveToken(db: DbOrTrx, tokenHash: string, now: string): Promise<LiveToken | undefined> {
   return liveToken.takeFirst(db, { tokenHash, now });
+}
+
+/** The token with this id if it is live at `now`, with its user (a preview ticket's session). */
+export function findLiveTokenById(db: DbOrTrx, tokenId: string, now: string): Promise<LiveToken | undefined> {
+  return liveTokens(db, now).where('tokens.id', '=', tokenId).executeTakeFirst();
 }
 
 export async function touchToken(db: DbOrTrx, tokenId: string, now: string): Promise<void> {

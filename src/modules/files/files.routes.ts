@@ -39,6 +39,7 @@ export function fileRoutes(ctx: AppContext, metrics: Metrics): FastifyPluginAsyn
     await app.register(rawUpload(files, metrics));
     itemRoutes(app, files);
     contentRoutes(app, files, metrics);
+    previewRoutes(app, files, metrics);
     placeRoutes(app, files);
     versionRoutes(app, files);
   };
@@ -206,28 +207,6 @@ function contentRoutes(app: App, files: FileService, metrics: Metrics): void {
   );
 
   app.get(
-    '/files/preview/:fileId',
-    {
-      schema: {
-        tags,
-        summary: 'Preview a file (or one version): its content to show inline, with Range support',
-        description:
-          'Needs only the right to **see** the file (a "can view" share), unlike the download. Served `inline` as a type chosen by the file name from an allow-list (images, PDF, audio, video; text, code, HTML and XML as `text/plain`; SVG as `image/svg+xml`), with `nosniff` and the sandboxing CSP of downloads; other names answer 415 `PREVIEW_NOT_SUPPORTED`. A text longer than 1 MiB is cut to its first MiB, with `X-Coffre-Truncated: true`.',
-        params: S.FileIdParams,
-        querystring: S.DownloadQuery,
-        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 415, 416) },
-      },
-    },
-    async (request, reply) => {
-      const { content, truncated } = await files.preview(principalOf(request), request.params.fileId, {
-        versionId: request.query.versionId,
-      });
-      if (truncated) reply.header('x-coffre-truncated', 'true');
-      return sendContent(reply, content, metrics, { inline: true });
-    },
-  );
-
-  app.get(
     '/files/public/:hashName',
     {
       config: { public: true },
@@ -369,5 +348,50 @@ function versionRoutes(app: App, files: FileService): void {
       await files.deleteVersion(principalOf(request), request.params.fileId, request.params.versionId);
       return {};
     },
+  );
+}
+
+/** Previews: the content to show inline, and addresses of it for audio and video players. */
+function previewRoutes(app: App, files: FileService, metrics: Metrics): void {
+  app.get(
+    '/files/preview/:fileId',
+    {
+      // A ticket stands for the token (media elements cannot send it): checked in the handler.
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Preview a file (or one version): its content to show inline, with Range support',
+        description:
+          'Needs only the right to **see** the file (a "can view" share), unlike the download. Served `inline` as a type chosen by the file name from an allow-list (images, PDF, audio, video; text, code, HTML and XML as `text/plain`; SVG as `image/svg+xml`), with `nosniff` and the sandboxing CSP of downloads; other names answer 415 `PREVIEW_NOT_SUPPORTED`. A text longer than 1 MiB is cut to its first MiB, with `X-Coffre-Truncated: true`. Without a bearer token, a `ticket` from `GET /files/preview-address/{fileId}` is needed.',
+        params: S.FileIdParams,
+        querystring: S.PreviewQuery,
+        response: { 200: binary, 206: binary, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404, 415, 416) },
+      },
+    },
+    async (request, reply) => {
+      const { fileId } = request.params;
+      const { versionId, ticket } = request.query;
+      const principal = request.principal ?? (ticket ? await files.principalOfTicket(ticket, fileId, versionId) : principalOf(request));
+      const { content, truncated } = await files.preview(principal, fileId, { versionId });
+      if (truncated) reply.header('x-coffre-truncated', 'true');
+      return sendContent(reply, content, metrics, { inline: true });
+    },
+  );
+
+  app.get(
+    '/files/preview-address/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'An address of a preview that needs no bearer token, for audio and video players',
+        description:
+          'The preview route with a `ticket` for this file (and version), valid six hours and only while this session lasts; rights are checked again at every request. Lets `<audio>` and `<video>` stream and seek with Range requests instead of loading the whole file first.',
+        params: S.FileIdParams,
+        querystring: S.DownloadQuery,
+        response: { 200: Envelope(S.PreviewAddress), ...errorResponses(400, 401, 404, 415) },
+      },
+    },
+    async (request) =>
+      envelope(await files.previewAddress(principalOf(request), request.params.fileId, { versionId: request.query.versionId })),
   );
 }

@@ -67,6 +67,19 @@ export const RawUploadQuery = Type.Object({
   onConflict: UploadQuery.properties.onConflict,
 });
 export const DownloadQuery = Type.Object({ versionId: Type.Optional(Type.String({ maxLength: 64 })) });
+export const PreviewQuery = Type.Object({
+  versionId: Type.Optional(Type.String({ maxLength: 64 })),
+  ticket: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description: 'From `GET /files/preview-address/{fileId}`: stands for the bearer token, for this preview only',
+    }),
+  ),
+});
+export const PreviewAddress = Type.Object({
+  url: Type.String({ description: 'The preview route with a ticket: works without the bearer token (for `<audio>` and `<video>`)' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 100 })),
   cursor: Type.Optional(Type.String({ maxLength: 1024 })),

@@ -3,7 +3,7 @@ import { bindContext } from '../../lib/bind.js';
 import { details, list } from './details.use-case.js';
 import { download, linkDownload, publicDownload } from './download.use-case.js';
 import { copy, move } from './move-copy.use-case.js';
-import { preview } from './preview.use-case.js';
+import { preview, previewAddress, principalOfTicket } from './preview.use-case.js';
 import { remove, restore } from './trash.use-case.js';
 import { update } from './update.use-case.js';
 import { undoUpload, uploadOne } from './upload.use-case.js';
@@ -24,6 +24,8 @@ export const fileService = onePerContext((ctx) =>
     publicDownload,
     linkDownload,
     preview,
+    previewAddress,
+    principalOfTicket,
     move,
     copy,
     remove,

@@ -86,6 +86,7 @@ const MATRIX: Row[] = [
   { route: 'GET /api/files/download/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/download/${fx.file}?versionId=${fx.oldVersion}`) }), expect: [200, 404, 404, 200, 200, 401] },
   { route: 'GET /api/files/preview/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/preview/${fx.file}`) }), expect: [200, 404, 200, 200, 200, 401] },
   { route: 'GET /api/files/preview/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/preview/${fx.file}?versionId=${fx.oldVersion}`) }), expect: [200, 404, 200, 200, 200, 401] },
+  { route: 'GET /api/files/preview-address/:fileId', readOnly: true, call: (fx) => ({ method: 'GET', url: api(`/files/preview-address/${fx.file}`) }), expect: [200, 404, 200, 200, 200, 401] },
   { route: 'PUT /api/files/update/:fileId', call: (fx) => ({ method: 'PUT', url: api(`/files/update/${fx.file}`), body: { name: 'g.txt', visibility: 'private' } }), expect: EDIT(200) },
   { route: 'PUT /api/files/update/:fileId', call: (fx) => ({ method: 'PUT', url: api(`/files/update/${fx.file}`), body: { name: 'f.txt', visibility: 'public' } }), expect: OWNER_ONLY(200) },
   { route: 'PUT /api/files/update/:fileId', call: (fx) => ({ method: 'PUT', url: api(`/files/update/${fx.file}`), body: { name: 'f.txt', visibility: 'private', retentionPeriod: '30d' } }), expect: OWNER_ONLY(200) },

@@ -259,7 +259,7 @@ export function FolderPage(props: {
         <Viewer
           files={previewable.map((i) => ({ key: i.id, name: i.name }))}
           start={previewable.findIndex((i) => i.id === viewing)}
-          load={(file, signal) => loadOwnPreview(file.key, signal)}
+          load={loadOwnPreview}
           onDownload={access.canDownload ? (file) => downloadOwnFile(items.find((i) => i.id === file.key)!.raw) : undefined}
           onClose={() => setViewing(null)}
         />

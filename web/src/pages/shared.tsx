@@ -107,7 +107,7 @@ export function SharedWithMePage() {
         <Viewer
           files={[{ key: viewing.itemId, name: viewing.name }]}
           start={0}
-          load={(file, signal) => loadOwnPreview(file.key, signal)}
+          load={loadOwnPreview}
           onDownload={
             viewing.permission.canDownload
               ? () => downloadOwnFile({ id: viewing.itemId, name: viewing.name, size: viewing.file?.size ?? 0 })

@@ -9,11 +9,11 @@ export interface ViewerFile {
   name: string;
 }
 
-/** A file's content, fetched (with the token) or decrypted (on a link page) by the page. */
-export interface Loaded {
-  blob: Blob;
-  truncated: boolean;
-}
+/**
+ * A file's content, fetched (with the token) or decrypted (on a link page) by the page; or, for
+ * audio and video, an address of the server's to stream it from (a preview address).
+ */
+export type Loaded = { blob: Blob; truncated: boolean } | { address: string; truncated: false };
 
 type Shown =
   { state: 'loading' } | { state: 'error'; message: string } | { state: 'ready'; url: string; text?: string; truncated: boolean };
@@ -21,7 +21,8 @@ type Shown =
 /**
  * The preview of one file of a list, with previous / next (buttons, ← and →). Content is shown
  * only from blob: URLs the page made: images (SVG too) in an `<img>`, where no script runs; PDF in
- * the browser's viewer in a frame; audio and video with native controls; text, code and HTML as
+ * the browser's viewer in a frame; audio and video with native controls (from a blob: URL, or
+ * streamed from the preview route's inert answer); text, code and HTML as
  * text in a `<pre>`, never as markup. Download is offered only when `onDownload` is given.
  */
 export function Viewer(props: {
@@ -47,6 +48,7 @@ export function Viewer(props: {
       try {
         const content = await props.load(file, abort.signal);
         if (abort.signal.aborted) return;
+        if ('address' in content) return show({ state: 'ready', url: content.address, truncated: false });
         url = URL.createObjectURL(content.blob);
         if (kind !== 'text') return show({ state: 'ready', url, truncated: false });
         const bytes = new Uint8Array(await content.blob.slice(0, TEXT_PREVIEW_BYTES).arrayBuffer());
