@@ -20,6 +20,7 @@ import * as m017 from './migrations/017-administrators.js';
 import * as m018 from './migrations/018-link-key-copies.js';
 import * as m019 from './migrations/019-search.js';
 import * as m020 from './migrations/020-thumbnails.js';
+import * as m021 from './migrations/021-thumbnail-backfill.js';
 import * as m022 from './migrations/022-search-by-kind.js';
 
 /** Versioned migrations, in order. Add a file and a line here; never edit a released one. */
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '018-link-key-copies': m018,
   '019-search': m019,
   '020-thumbnails': m020,
+  '021-thumbnail-backfill': m021,
   '022-search-by-kind': m022,
 };
 

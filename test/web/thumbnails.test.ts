@@ -1,6 +1,8 @@
 // Thumbnails in the file list (issue 35), in Chromium against the real server, whose own job makes
 // them: a photo shows its thumbnail, a text file the generic icon; the grid view is an option
-// remembered across reloads, fits a phone's 390 px and passes axe.
+// remembered across reloads, fits a phone's 390 px and passes axe. Thumbnails are asked for by
+// version (`?v=`, cached a year), so a new version shows a new one; a photo uploaded with a generic
+// type shows one too.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DIALECTS, signUp } from '../helper.js';
@@ -64,6 +66,52 @@ for (const dialect of DIALECTS) {
       });
       assert.ok(widths[0] <= widths[1], `no horizontal scroll at 390 px (${widths[0]} > ${widths[1]})`);
       await screenshot(phone.page, 'phone-grid');
+      assert.deepEqual(violations, []);
+    });
+
+    it('asks for the thumbnail of the current version, and shows the new one after a new version', { timeout: 180_000 }, async (t) => {
+      const started = await startServer(t, dialect, { thumbnailIntervalSeconds: 1 });
+      if (!started) return;
+      const { app, base, browser } = started;
+      const owner = await signUp(app);
+      const root = await rootFolderId(owner);
+      const first = await putTyped(app, owner, root, 'photo.jpg', 'image/jpeg', await photo(1200, 900));
+      const raw = await putTyped(app, owner, root, 'raw.jpg', 'application/octet-stream', await photo(900, 900));
+      const made = (id: string) =>
+        becomesTrue(async () => (await owner.api.get(`/api/files/thumbnail/${id}`)).status === 200, 'made', 20_000);
+      await made(first.id);
+      await made(raw.id);
+
+      const violations: string[] = [];
+      const { context, page } = await newPage(browser, violations);
+      t.after(() => context.close());
+      const asked: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().includes('/api/files/thumbnail/')) asked.push(new URL(request.url()).pathname + new URL(request.url()).search);
+      });
+      const width = (name: string) =>
+        page.waitForFunction(
+          (row: string) => (globalThis as any).document.querySelector(`tr[data-name="${row}"] img.thumbnail`)?.naturalWidth || 0,
+          name,
+        );
+      await openSignedIn(page, base, owner.token, `/files/${root}`);
+      assert.equal(await (await width('photo.jpg')).jsonValue(), 256);
+      assert.equal(await (await width('raw.jpg')).jsonValue(), 256, 'a photo stored as application/octet-stream has its thumbnail');
+      assert.ok(asked.includes(`/api/files/thumbnail/${first.id}?v=${first.currentVersionId}`), asked.join(', '));
+      assert.ok(asked.includes(`/api/files/thumbnail/${raw.id}?v=${raw.currentVersionId}`), asked.join(', '));
+
+      const second = await putTyped(app, owner, root, 'photo.jpg', 'image/jpeg', await photo(900, 1200));
+      assert.equal(second.id, first.id);
+      await becomesTrue(
+        async () => (await owner.api.get(`/api/files/thumbnail/${first.id}?v=${second.currentVersionId}`)).status === 200,
+        'the new version has its thumbnail',
+        20_000,
+      );
+      await page.reload();
+      await page.waitForFunction(
+        () => (globalThis as any).document.querySelector('tr[data-name="photo.jpg"] img.thumbnail')?.naturalWidth === 192,
+      );
+      assert.ok(asked.includes(`/api/files/thumbnail/${first.id}?v=${second.currentVersionId}`), asked.join(', '));
       assert.deepEqual(violations, []);
     });
   });

@@ -21,6 +21,7 @@ export function fileDetail(row: FileRow): FileDetail {
     hashName: row.hash_name,
     checksum: row.checksum,
     versionCount: Number(row.version_count),
+    ...(row.current_version_id ? { currentVersionId: row.current_version_id } : {}),
     isDelete: row.trash_batch !== '',
     deletedAt: row.deleted_at,
   };

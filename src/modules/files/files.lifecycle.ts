@@ -94,7 +94,8 @@ export async function cloneFiles(trx: DbOrTrx, requests: CloneRequest[], now: st
     });
   }
   await repo.insertFiles(trx, files);
-  await repo.insertVersions(trx, newVersions);
+  const names = new Map(files.map((file) => [file.id, file.name]));
+  await repo.insertVersions(trx, newVersions, (fileId) => names.get(fileId) ?? '');
   await adjustBlobRefs(
     trx,
     newVersions.map((v) => v.blob_id),

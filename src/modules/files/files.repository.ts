@@ -3,7 +3,7 @@ import { PLANNED_EACH_TIME, type DbOrTrx } from '../../db/database.js';
 import type { FileRow, FileVersionRow, FolderRow, NewFile } from '../../db/schema.js';
 import { nowIso } from '../../lib/time.js';
 import { subtreeFolderIds, trashState } from '../folders/folders.repository.js';
-import { deleteThumbnails, insertPendingThumbnails } from '../thumbnails/thumbnails.repository.js';
+import { deleteThumbnails, insertPendingThumbnails, type NameOf } from '../thumbnails/thumbnails.repository.js';
 
 export function findFile(db: DbOrTrx, id: string): Promise<FileRow | undefined> {
   return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
@@ -94,15 +94,15 @@ export async function updateFile(db: DbOrTrx, id: string, changes: Partial<Omit<
   await db.updateTable('files').set(changes).where('id', '=', id).execute();
 }
 
-/** New versions, with the pending thumbnails of those that are images (modules/thumbnails). */
-export async function insertVersions(db: DbOrTrx, rows: FileVersionRow[]): Promise<void> {
+/** New versions, with the pending thumbnails of those that are images (modules/thumbnails; `nameOf` names their files). */
+export async function insertVersions(db: DbOrTrx, rows: FileVersionRow[], nameOf: NameOf): Promise<void> {
   const CHUNK = 500;
   for (let i = 0; i < rows.length; i += CHUNK) {
     await db
       .insertInto('file_versions')
       .values(rows.slice(i, i + CHUNK))
       .execute();
-    await insertPendingThumbnails(db, rows.slice(i, i + CHUNK));
+    await insertPendingThumbnails(db, rows.slice(i, i + CHUNK), nameOf);
   }
 }
 

@@ -31,6 +31,9 @@ export const FileDetail = Type.Object(
     hashName: Type.String(),
     checksum: Type.String({ description: '`sha256:<hex>` of the content; "" for a file shared with you that you may not download' }),
     versionCount: Type.Integer(),
+    currentVersionId: Type.Optional(
+      Type.String({ description: "The current version's id: `?v=` of the thumbnail route, whose answer is then cached for a year" }),
+    ),
     isDelete: Type.Boolean(),
     deletedAt: NullableTimestamp,
   },

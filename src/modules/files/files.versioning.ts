@@ -69,7 +69,11 @@ export async function addVersion(
   now: string,
 ): Promise<FileRow> {
   const versionId = newId('ver');
-  await repo.insertVersions(trx, [versionRow(versionId, file.id, await fileKeyOf(ctx, trx, file), stored, contentType, now)]);
+  await repo.insertVersions(
+    trx,
+    [versionRow(versionId, file.id, await fileKeyOf(ctx, trx, file), stored, contentType, now)],
+    () => file.name,
+  );
   return setCurrentVersion(trx, file, { id: versionId, size: stored.size, checksum: stored.checksum, contentType }, now);
 }
 

@@ -135,6 +135,7 @@ function newFilesWrites(
   now: string,
 ): Write[] {
   const recorded = [...rows.values()];
+  const names = new Map(recorded.map((row) => [row.file.id, row.file.name]));
   const writes: Write[] = [
     ...ctx.content.recordWrites(
       trx,
@@ -153,6 +154,7 @@ function newFilesWrites(
       pendingThumbnailsWrite(
         trx,
         recorded.map((row) => row.version),
+        (fileId) => names.get(fileId) ?? '',
       ),
     ),
   ];
@@ -215,7 +217,7 @@ async function insertNewFile(
     ...blobStored,
     repo.insertFilesWrite(trx, [rows.file]),
     repo.insertVersionsWrite(trx, [rows.version]),
-    ...optional(pendingThumbnailsWrite(trx, [rows.version])),
+    ...optional(pendingThumbnailsWrite(trx, [rows.version], () => rows.file.name)),
     fileAttached(rows.file),
   ]);
   return rows.file;

@@ -42,7 +42,11 @@ export async function restoreVersion(ctx: AppContext, principal: Principal, file
     const now = nowIso();
     const id = newId('ver');
     const dataKey = openChildKey(fileKey, old.data_key_wrapped, old.id);
-    await repo.insertVersions(trx, [{ ...old, id, data_key_wrapped: rewrapChildKey(dataKey, fileKey, id), created_at: now }]);
+    await repo.insertVersions(
+      trx,
+      [{ ...old, id, data_key_wrapped: rewrapChildKey(dataKey, fileKey, id), created_at: now }],
+      () => file.name,
+    );
     await adjustBlobRefs(trx, [old.blob_id], 1, now);
     await setCurrentVersion(trx, file, { id, size: Number(old.size), checksum: old.checksum, contentType: old.content_type }, now);
   });

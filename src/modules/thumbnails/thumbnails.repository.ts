@@ -4,6 +4,7 @@ import type { DbOrTrx } from '../../db/database.js';
 import { skipLockedClause } from '../../db/leases.js';
 import type { Write } from '../../db/write-batch.js';
 import type { ThumbnailsTable } from '../../db/schema.js';
+import { isThumbnailable } from '../../lib/thumbnail-types.js';
 
 export type ThumbnailRow = Selectable<ThumbnailsTable>;
 
@@ -11,13 +12,6 @@ export type ThumbnailRow = Selectable<ThumbnailsTable>;
  * Rows of `thumbnails` (migration 020): one per image version, `pending` from the transaction
  * that records the version, made by the job (thumbnails.job.ts), deleted with the version.
  */
-
-/** Content types the thumbnailer reads (sharp's own decoders: no external program). */
-const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/avif', 'image/tiff']);
-
-export function isThumbnailable(contentType: string): boolean {
-  return IMAGE_TYPES.has(contentType.split(';')[0].trim().toLowerCase());
-}
 
 /** A version as far as its thumbnail goes. */
 export interface VersionForThumbnail {
@@ -27,9 +21,15 @@ export interface VersionForThumbnail {
   created_at: string;
 }
 
-/** The pending rows of those `versions` that are images, as a write beside the versions' insert (or undefined: none is). */
-export function pendingThumbnailsWrite(db: DbOrTrx, versions: VersionForThumbnail[]): Write | undefined {
-  const images = versions.filter((version) => isThumbnailable(version.content_type));
+/** The name of the file a version belongs to (a generic type is judged by the name's extension). */
+export type NameOf = (fileId: string) => string;
+
+/**
+ * The pending rows of those `versions` that are images (lib/thumbnail-types.ts), as a write beside
+ * the versions' insert (or undefined: none is).
+ */
+export function pendingThumbnailsWrite(db: DbOrTrx, versions: VersionForThumbnail[], nameOf: NameOf): Write | undefined {
+  const images = versions.filter((version) => isThumbnailable(version.content_type, nameOf(version.file_id)));
   if (images.length === 0) return undefined;
   return db.insertInto('thumbnails').values(
     images.map((v) => ({
@@ -42,8 +42,8 @@ export function pendingThumbnailsWrite(db: DbOrTrx, versions: VersionForThumbnai
   );
 }
 
-export async function insertPendingThumbnails(db: DbOrTrx, versions: VersionForThumbnail[]): Promise<void> {
-  const write = pendingThumbnailsWrite(db, versions);
+export async function insertPendingThumbnails(db: DbOrTrx, versions: VersionForThumbnail[], nameOf: NameOf): Promise<void> {
+  const write = pendingThumbnailsWrite(db, versions, nameOf);
   if (write) await sql`${write}`.execute(db);
 }
 

@@ -37,6 +37,7 @@ const DETAIL_FIELDS = [
   'hashName',
   'checksum',
   'versionCount',
+  'currentVersionId',
   'isDelete',
   'deletedAt',
 ].sort();

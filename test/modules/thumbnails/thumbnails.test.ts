@@ -13,6 +13,7 @@ import { listFiles } from '../../support/disk.js';
 import { assertError } from '../../support/errors.js';
 import { putFile, rootFolderId } from '../../support/files.js';
 import { assertStatus, mkdir } from '../../support/folders.js';
+import { davClient } from '../../support/dav.js';
 import { contextOf, photo, pngBomb, putTyped } from '../../support/thumbnails.js';
 
 /** Apps whose thumbnails are made only when a test runs the job. */
@@ -75,6 +76,47 @@ for (const dialect of DIALECTS) {
       assert.ok(onDisk.length > 0);
       for (const path of onDisk) assert.ok(!fs.readFileSync(path).includes(probe), `${path} holds the thumbnail in clear`);
       assertError(await user.api.get(`/api/files/thumbnail/${text.id}`), 404, 'THUMBNAIL_NOT_FOUND');
+    });
+
+    it("judges a file stored with a generic type by its name's extension (raw and WebDAV PUTs)", async (t) => {
+      const test = await build(t, dialect, NO_WORKER);
+      const user = await signUp(test.app);
+      const root = await rootFolderId(user);
+      const png = await sharp(await photo(400, 300))
+        .png()
+        .toBuffer();
+      const octet = await putTyped(test.app, user, root, 'photo.jpg', 'application/octet-stream', await photo(400, 300));
+      // No Content-Type at all: stored as application/octet-stream; the extension's case does not matter.
+      const untyped = await test.app.inject({
+        method: 'PUT',
+        url: `/api/files/upload/${root}?name=shot.PNG`,
+        headers: { authorization: `Bearer ${user.token}` },
+        payload: png,
+      });
+      assert.equal(untyped.statusCode, 201, untyped.body);
+      assert.equal(untyped.json().data.contentType, 'application/octet-stream', 'the stored type stays as given');
+      // WebDAV keeps a type other than application/octet-stream as given, generic as it is.
+      const dav = davClient(test.app, user);
+      const put = await dav('PUT', 'default/dav.jpeg', { body: await photo(300, 300), headers: { 'content-type': 'binary/octet-stream' } });
+      assert.equal(put.statusCode, 201, put.body);
+      // A name that lies: the job tries, sharp refuses, the file keeps the generic icon.
+      const liar = await putTyped(test.app, user, root, 'notes.jpg', 'application/octet-stream', Buffer.from('plain words'));
+      await putTyped(test.app, user, root, 'data.bin', 'application/octet-stream', await photo(100, 100));
+      await putTyped(test.app, user, root, 'page.jpg', 'text/html', Buffer.from('<p>not generic</p>'));
+
+      const rows = await test.database.db
+        .selectFrom('thumbnails')
+        .innerJoin('files', 'files.id', 'thumbnails.file_id')
+        .select('files.name')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.name).sort(),
+        ['dav.jpeg', 'notes.jpg', 'photo.jpg', 'shot.PNG'],
+        'a generic type with an image extension waits for a thumbnail; another extension, or a type that is not generic, does not',
+      );
+      assert.deepEqual(await makeThumbnails(await contextOf(test)), { made: 3, failed: 1 });
+      for (const id of [octet.id, untyped.json().data.id]) assert.equal((await user.api.get(`/api/files/thumbnail/${id}`)).status, 200);
+      assertError(await user.api.get(`/api/files/thumbnail/${liar.id}`), 404, 'THUMBNAIL_NOT_FOUND');
     });
 
     it('serves a thumbnail to a viewer without the download right, and to nobody else', async (t) => {

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { isThumbnailable } from '../../../src/lib/thumbnail-types';
 import { authHeaders } from '../api';
 import { Icon } from '../ui';
 import type { Item } from './items';
@@ -9,19 +10,23 @@ import type { Item } from './items';
  * thumbnail is fetched, only once its row comes into view, and shown from a blob: address.
  */
 
-const IMAGE = /^image\/(jpeg|png|webp|gif|avif|tiff)\b/i;
-
-// One address per file version seen (updatedAt changes with a new version): scrolling back or
-// coming back to a folder does not fetch again. `null`: the server has none (yet).
-const made = new Map<string, string | null>();
+// One address per file version seen: scrolling back or coming back to a folder does not fetch
+// again. Keyed by the current version's id (updatedAt where a list gives none).
+const made = new Map<string, string>();
 
 function mayHaveThumbnail(item: Item): boolean {
-  return item.kind === 'file' && IMAGE.test(String(item.raw?.contentType ?? ''));
+  return item.kind === 'file' && isThumbnailable(String(item.raw?.contentType ?? ''), item.name);
+}
+
+/** The thumbnail's address: with the version, the browser's cache keeps it a year, and a new version has a new one. */
+function addressOf(item: Item): string {
+  const version = item.raw?.currentVersionId;
+  return `/api/files/thumbnail/${item.id}${version ? `?v=${encodeURIComponent(version)}` : ''}`;
 }
 
 export function ItemPicture(props: { item: Item }) {
   const { item } = props;
-  const key = `${item.id}@${item.date}`;
+  const key = `${item.id}@${item.raw?.currentVersionId ?? item.date}`;
   const [url, setUrl] = useState<string | null | undefined>(made.get(key));
   const ref = useRef<HTMLSpanElement>(null);
   useEffect(() => {
@@ -30,7 +35,7 @@ export function ItemPicture(props: { item: Item }) {
     const observer = new IntersectionObserver((entries) => {
       if (!entries.some((e) => e.isIntersecting)) return;
       observer.disconnect();
-      void fetch(`/api/files/thumbnail/${item.id}`, { headers: authHeaders() })
+      void fetch(addressOf(item), { headers: authHeaders() })
         .then(async (res) => (res.ok ? URL.createObjectURL(await res.blob()) : null))
         .catch(() => null)
         .then((address) => {
