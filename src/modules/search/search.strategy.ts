@@ -6,11 +6,16 @@ import type { ReadPlan, SearchCriteria, SearchHit, SearchKind } from './search.r
 export interface SearchTuning {
   /** Below this many trigram matches, anyone's, the index lists them all. */
   indexedUpTo: number;
-  /** Otherwise the caller's newest items are read row by row, this many at most, before the index. */
-  window: number;
+  /**
+   * Otherwise the caller's newest items are read row by row in windows of these sizes, one after
+   * the other, before the index. A first window without a match ends the reading row by row: the
+   * count was wrong about the caller's items (PostgreSQL's estimate before its first ANALYZE of a
+   * bulk import says 4 % of every table matches anything).
+   */
+  windows: readonly number[];
 }
 
-export const SEARCH_TUNING: SearchTuning = { indexedUpTo: 5_000, window: 10_000 };
+export const SEARCH_TUNING: SearchTuning = { indexedUpTo: 5_000, windows: [1_000, 10_000] };
 
 const INDEXED: ReadPlan = { check: 'indexed' };
 const ROW_BY_ROW: ReadPlan = { check: 'row-by-row' };
@@ -28,24 +33,29 @@ export async function matchesOfKind(
   tuning: SearchTuning = SEARCH_TUNING,
 ): Promise<SearchHit[]> {
   const common = (await repo.countIndexed(db, kind, criteria.text, tuning.indexedUpTo)) >= tuning.indexedUpTo;
-  const own = await ownMatches(db, kind, criteria, common ? tuning.window : undefined);
+  const own = await ownMatches(db, kind, criteria, common ? tuning.windows : []);
   const shared = (await repo.hasGrants(db, criteria.userId)) ? await sharedMatches(db, kind, criteria, common ? ROW_BY_ROW : INDEXED) : [];
   return [...own, ...shared].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, criteria.limit);
 }
 
 /**
- * The caller's own matches. With a window, the newest items are read row by row first; if the
- * page is not full and older items remain, the index lists the matches among those.
+ * The caller's own matches. With windows, the newest items are read row by row first; if the page
+ * is not full and older items remain, the index lists the matches among those.
  */
-async function ownMatches(db: DbOrTrx, kind: SearchKind, c: SearchCriteria, window: number | undefined): Promise<SearchHit[]> {
+async function ownMatches(db: DbOrTrx, kind: SearchKind, c: SearchCriteria, windows: readonly number[]): Promise<SearchHit[]> {
   const read = kind === 'file' ? repo.ownFiles : repo.ownFolders;
-  if (window === undefined) return read(db, c, INDEXED);
-  const newest = await read(db, c, { check: 'row-by-row', window });
-  if (newest.length >= c.limit) return newest;
-  const end = await repo.windowEnd(db, kind, c, window);
-  if (end === undefined) return newest;
-  const older = await read(db, { ...c, beforeId: end, limit: c.limit - newest.length }, INDEXED);
-  return [...newest, ...older];
+  const hits: SearchHit[] = [];
+  let rest = c;
+  for (const window of windows) {
+    const found = await read(db, rest, { check: 'row-by-row', window });
+    hits.push(...found);
+    if (hits.length >= c.limit) return hits;
+    const end = await repo.windowEnd(db, kind, rest, window);
+    if (end === undefined) return hits;
+    rest = { ...c, beforeId: end, limit: c.limit - hits.length };
+    if (found.length === 0) break;
+  }
+  return [...hits, ...(await read(db, rest, INDEXED))];
 }
 
 /**

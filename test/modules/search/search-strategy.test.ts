@@ -14,12 +14,12 @@ import { countIndexed, type SearchCriteria, type SearchKind } from '../../../src
 import { foldName } from '../../../src/db/sqlite-fold.js';
 
 /** The index alone: no text is ever common enough to read row by row. */
-const INDEX_ONLY: SearchTuning = { indexedUpTo: Number.MAX_SAFE_INTEGER, window: 1 };
+const INDEX_ONLY: SearchTuning = { indexedUpTo: Number.MAX_SAFE_INTEGER, windows: [] };
 /** Row by row from the first match on, in windows small enough to need the index after them. */
 const TUNINGS: Record<string, SearchTuning> = {
-  'window of 3, then the index': { indexedUpTo: 1, window: 3 },
-  'window of 7, then the index': { indexedUpTo: 1, window: 7 },
-  'one window over everything': { indexedUpTo: 1, window: 10_000 },
+  'window of 3, then the index': { indexedUpTo: 1, windows: [3] },
+  'windows of 2 and 5, then the index': { indexedUpTo: 1, windows: [2, 5] },
+  'one window over everything': { indexedUpTo: 1, windows: [10_000] },
 };
 
 const NAMES = [
