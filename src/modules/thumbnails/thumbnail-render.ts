@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import type { Sharp, SharpOptions } from 'sharp';
 
 /**
  * Turns an image into its thumbnail with sharp (libvips, shipped in the npm package). Whatever
@@ -11,10 +11,22 @@ import sharp from 'sharp';
 export const THUMBNAIL_SIZE = 256;
 export const THUMBNAIL_TYPE = 'image/webp';
 
-// One libvips thread and no operation cache: thumbnails run one at a time in the background, and
-// the cache would keep decoded images in memory between them (the bar: RSS under 300 MB).
-sharp.concurrency(1);
-sharp.cache(false);
+let loaded: Promise<(input: Buffer, options: SharpOptions) => Sharp> | undefined;
+
+/**
+ * sharp, loaded on the first thumbnail: libvips adds some 24 MB to the resident memory of a server
+ * that may never make one (docs/performance.md, zip archives).
+ */
+function loadSharp(): Promise<(input: Buffer, options: SharpOptions) => Sharp> {
+  loaded ??= import('sharp').then(({ default: sharp }) => {
+    // One libvips thread and no operation cache: thumbnails run one at a time in the background,
+    // and the cache would keep decoded images in memory between them (the bar: RSS under 300 MB).
+    sharp.concurrency(1);
+    sharp.cache(false);
+    return sharp;
+  });
+  return loaded;
+}
 
 export interface RenderLimits {
   maxPixels: number;
@@ -28,6 +40,7 @@ export interface Rendered {
 }
 
 export async function renderThumbnail(input: Buffer, limits: RenderLimits): Promise<Rendered> {
+  const sharp = await loadSharp();
   const { data, info } = await sharp(input, { limitInputPixels: limits.maxPixels, sequentialRead: true, failOn: 'error' })
     // Turned as its EXIF orientation says, then shrunk (JPEG shrinks while decoding: little memory).
     .rotate()
