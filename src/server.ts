@@ -6,10 +6,12 @@ import { loadMasterKey } from './crypto/master-key.js';
 import { masterKeyOpens } from './crypto/rotate.js';
 import { prepareDatabase } from './db/prepare.js';
 import { closeGracefully } from './http/graceful-close.js';
+import { limitHeapGrowth } from './lib/heap-growth.js';
 import { oldestBucketKey } from './modules/buckets/buckets.repository.js';
 
 /** Starts a listening server and wires graceful shutdown on SIGTERM/SIGINT. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
+  limitHeapGrowth();
   const database = await prepareDatabase(config);
   const masterKey = loadMasterKey(config.masterKey, config.dataDir);
   if (!masterKeyOpens(masterKey, await oldestBucketKey(database.db))) {
