@@ -22,6 +22,8 @@ export interface SearchHit {
 
 export interface SearchCriteria {
   userId: string;
+  /** Whether anything is shared with the caller (`hasGrants`): without, shared items are not read. */
+  withShared: boolean;
   /** What the name must contain, as typed (at least three characters). */
   text: string;
   /** Files whose content type starts with one of these (`image/`) or is one of them; none: any. */

@@ -34,7 +34,7 @@ export async function matchesOfKind(
 ): Promise<SearchHit[]> {
   const common = (await repo.countIndexed(db, kind, criteria.text, tuning.indexedUpTo)) >= tuning.indexedUpTo;
   const own = await ownMatches(db, kind, criteria, common ? tuning.windows : []);
-  const shared = (await repo.hasGrants(db, criteria.userId)) ? await sharedMatches(db, kind, criteria, common ? ROW_BY_ROW : INDEXED) : [];
+  const shared = criteria.withShared ? await sharedMatches(db, kind, criteria, common ? ROW_BY_ROW : INDEXED) : [];
   return [...own, ...shared].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, criteria.limit);
 }
 

@@ -3,7 +3,7 @@ import { AppError } from '../../errors.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { placesOf } from './search.paths.js';
 import { matchesOfKind } from './search.strategy.js';
-import type { SearchCriteria, SearchHit, SearchKind } from './search.repository.js';
+import { hasGrants, type SearchCriteria, type SearchHit, type SearchKind } from './search.repository.js';
 import { MIN_QUERY_LENGTH, type SearchQuery, type SearchResult, type SearchType } from './search.schemas.js';
 
 /** Content types each family of `type` stands for: a prefix ends with `/`. */
@@ -29,6 +29,7 @@ export async function search(ctx: AppContext, principal: Principal, query: Searc
   const after = query.cursor ? readCursor(query.cursor) : undefined;
   const criteria: SearchCriteria = {
     userId: principal.userId,
+    withShared: await hasGrants(ctx.db, principal.userId),
     text,
     contentTypes: query.type ? FAMILIES[query.type] : undefined,
     modifiedAfter: query.modifiedAfter ? new Date(query.modifiedAfter).toISOString() : undefined,

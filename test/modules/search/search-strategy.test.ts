@@ -66,7 +66,7 @@ for (const dialect of DIALECTS) {
       let compared = 0;
       for (const text of TEXTS) {
         for (const kind of ['file', 'folder'] as const) {
-          const base: SearchCriteria = { userId: alice.id, text, limit: 4 };
+          const base: SearchCriteria = { userId: alice.id, withShared: true, text, limit: 4 };
           const variants: SearchCriteria[] = [base, { ...base, limit: 100 }, { ...base, contentTypes: ['text/'], limit: 100 }];
           const firstPage = await matchesOfKind(database.db, kind, base, INDEX_ONLY);
           if (firstPage.length) variants.push({ ...base, beforeId: firstPage[firstPage.length - 1].id, limit: 100 });
@@ -80,13 +80,17 @@ for (const dialect of DIALECTS) {
         }
       }
       assert.ok(compared > 100, `the readings compared found items (${compared})`);
-      assert.deepEqual(await read('file', { userId: alice.id, text: 'CAFÉ', limit: 100 }, INDEX_ONLY), [
+      assert.deepEqual(await read('file', { userId: alice.id, withShared: true, text: 'CAFÉ', limit: 100 }, INDEX_ONLY), [
         'file:café de Bob.txt',
         'file:café-2.jpg',
         'file:CAFE plan.pdf',
         'file:Café menu.txt',
       ]);
-      assert.deepEqual(await read('file', { userId: alice.id, text: 'мои', limit: 100 }, INDEX_ONLY), ['file:мои файлы.txt'], 'й is not и');
+      assert.deepEqual(
+        await read('file', { userId: alice.id, withShared: true, text: 'мои', limit: 100 }, INDEX_ONLY),
+        ['file:мои файлы.txt'],
+        'й is not и',
+      );
     });
 
     it('counts what the index lists, capped, per kind', async (t) => {
