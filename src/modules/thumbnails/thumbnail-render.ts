@@ -14,7 +14,7 @@ export const THUMBNAIL_TYPE = 'image/webp';
 let loaded: Promise<(input: Buffer, options: SharpOptions) => Sharp> | undefined;
 
 /**
- * sharp, loaded on the first thumbnail: libvips adds some 24 MB to the resident memory of a server
+ * sharp, loaded on the first thumbnail: mapping libvips adds to the resident memory of a server
  * that may never make one (docs/performance.md, zip archives).
  */
 function loadSharp(): Promise<(input: Buffer, options: SharpOptions) => Sharp> {

@@ -1,5 +1,5 @@
 // sharp (libvips) is loaded by the first thumbnail, not when the server starts: a server that
-// never makes one keeps some 24 MB less resident (docs/performance.md, zip archives). Each test
+// never makes one keeps libvips out of its resident memory (docs/performance.md, zip archives). Each test
 // file runs in a process of its own, so nothing else here has loaded it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
