@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { PLANNED_EACH_TIME } from '../../src/db/database.js';
+import SQLite from 'better-sqlite3';
+import { PLANNED_EACH_TIME, SQLITE_CACHE_KIB } from '../../src/db/database.js';
 import { preparedQuery } from '../../src/db/prepared-query.js';
 import { DIALECTS, build } from '../helper.js';
 
@@ -14,6 +15,19 @@ for (const dialect of DIALECTS) {
         const { database } = await build(t, dialect);
         const rows = (await sql<{ temp_store: number }>`pragma temp_store`.execute(database.db)).rows;
         assert.equal(Number(rows[0].temp_store), 2);
+      });
+
+      it("SQLite's page cache is its stock 2 MB, not better-sqlite3's larger build default", async (t) => {
+        const { database } = await build(t, dialect);
+        const rows = (await sql<{ cache_size: number }>`pragma cache_size`.execute(database.db)).rows;
+        assert.equal(Number(rows[0].cache_size), -SQLITE_CACHE_KIB);
+        // The assumption the setting rests on: a bare connection would cache more (16 MB today).
+        const bare = new SQLite(':memory:');
+        t.after(() => bare.close());
+        assert.ok(
+          -Number(bare.pragma('cache_size', { simple: true })) > SQLITE_CACHE_KIB,
+          'better-sqlite3 builds SQLite with a larger cache',
+        );
       });
     }
 
