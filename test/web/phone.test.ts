@@ -9,6 +9,7 @@ import { DIALECTS, signUp } from '../helper.js';
 import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
+import { becomesTrue } from '../support/wait.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
 declare const document: any, window: any;
@@ -103,14 +104,16 @@ async function checkDrawer(page: Page, shot: (page: Page, name: string) => Promi
   await page.keyboard.press('Escape');
   assert.equal(await menu.getAttribute('aria-expanded'), 'false');
   await drawer.waitFor({ state: 'hidden' });
-  assert.equal(await menu.evaluate((el: any) => el === document.activeElement), true, 'Escape gives the focus back to the button');
+  await becomesTrue(() => menu.evaluate((el: any) => el === document.activeElement), 'Escape gives the focus back to the button');
 
   await menu.click();
   await drawer.getByRole('link', { name: 'Trash' }).waitFor();
+  // Opened, as a person sees it: slid in, its link focused (a click before that races the opening).
+  await page.waitForFunction(() => document.getElementById('drawer')!.contains(document.activeElement));
   await page.mouse.click(PHONE.width - 10, PHONE.height / 2);
   await drawer.waitFor({ state: 'hidden' });
   assert.equal(await menu.getAttribute('aria-expanded'), 'false', 'a click outside closes the drawer');
-  assert.equal(await menu.evaluate((el: any) => el === document.activeElement), true, 'the focus is back on the button');
+  await becomesTrue(() => menu.evaluate((el: any) => el === document.activeElement), 'the focus is back on the button');
 }
 
 /** Opens a page of the navigation through the drawer, which closes behind the choice. */

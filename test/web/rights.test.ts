@@ -9,6 +9,7 @@ import { DIALECTS, signUp } from '../helper.js';
 import { newPage, openSignedIn, screenshots, startServer, startWithOwner } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
+import { eventually } from '../support/wait.js';
 
 /** The labels of the row menu of `name` (closed again afterwards). */
 async function menuOf(page: Page, name: string): Promise<string[]> {
@@ -42,7 +43,7 @@ for (const dialect of DIALECTS) {
       // ---- view and download ----
       await openSignedIn(page, base, guest.token, `/files/${readable}`);
       await page.locator('tr[data-name="doc.txt"]').waitFor();
-      assert.deepEqual(await page.locator('.breadcrumbs li').allInnerTexts(), ['Shared with me', 'Readable']);
+      await eventually(async () => assert.deepEqual(await page.locator('.breadcrumbs li').allInnerTexts(), ['Shared with me', 'Readable']));
       await page.locator('.sidebar a[aria-current="page"]', { hasText: 'Shared with me' }).waitFor();
       await page.getByText('You can view and download in this folder, but not change it.').waitFor();
       assert.equal(await page.getByRole('button', { name: 'New folder' }).count(), 0);
@@ -74,7 +75,7 @@ for (const dialect of DIALECTS) {
       t.after(() => mine.context.close());
       await openSignedIn(mine.page, base, owner.token, `/files/${readable}`);
       await mine.page.locator('tr[data-name="doc.txt"]').waitFor();
-      assert.deepEqual(await mine.page.locator('.breadcrumbs li').allInnerTexts(), ['My files', 'Readable']);
+      await eventually(async () => assert.deepEqual(await mine.page.locator('.breadcrumbs li').allInnerTexts(), ['My files', 'Readable']));
       assert.deepEqual(await menuOf(mine.page, 'doc.txt'), [
         'Preview',
         'Download',
