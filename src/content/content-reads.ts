@@ -100,7 +100,15 @@ export async function readWhole({ db, blobs, engine }: ReadParts, version: Versi
   const { blobId, size, dataKey } = version;
   if (size > WHOLE_READ_LIMIT) throw new RangeError(`whole reads are of at most ${WHOLE_READ_LIMIT} bytes`);
   const inline = size <= INLINE_BLOB_LIMIT ? await blobContent(db, blobId) : null;
-  if (inline) return engine.openWhole(inline, size, dataKey, out);
+  if (inline) {
+    // The driver's copy is read once: freed now, it does not pile up until a collection (one
+    // per entry of an archive of many small files).
+    try {
+      return engine.openWhole(inline, size, dataKey, out);
+    } finally {
+      engine.release(inline);
+    }
+  }
   if (!blobs.localFiles) return engine.openWhole(await readAll(await blobs.get(blobId)), size, dataKey, out);
   return engine.readWholeFile(blobs.filePath(blobId), size, dataKey, out).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new BlobNotFoundError(blobId) : error;

@@ -96,6 +96,13 @@ export interface CryptoEngine {
    */
   openWhole(stored: Buffer, size: number, dataKey: Buffer, out: Buffer): Buffer;
   /**
+   * Frees the memory of `buffer` now, when it alone views its whole ArrayBuffer and nothing will
+   * read it again, instead of at the garbage collection that finds it dead (a small blob's bytes
+   * as the database driver copied them). Afterwards it reads as empty. An engine that cannot
+   * leaves it to the collector. Never fails.
+   */
+  release(buffer: Buffer): void;
+  /**
    * A SHA-256 whose state can be saved and carried on from, by either engine (a resumable
    * upload's, sha256-midstate.ts), new or from a midstate.
    */

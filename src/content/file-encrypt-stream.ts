@@ -74,7 +74,7 @@ interface Job {
 }
 
 /** The memory a chunk fills whole, when it does (a body chunk of Node's HTTP parser does). */
-function wholeMemory(chunk: Buffer): ArrayBuffer | null {
+export function wholeMemory(chunk: Buffer): ArrayBuffer | null {
   const memory = chunk.buffer;
   return memory instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === memory.byteLength ? memory : null;
 }

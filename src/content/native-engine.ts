@@ -5,7 +5,7 @@ import { bufferPool } from './buffer-pool.js';
 import { WHOLE_READ_LIMIT, wholeReadStaging, type CryptoEngine } from './engine.js';
 import { CipherFormatError } from './format.js';
 import { FileDecryptStream } from './file-decrypt-stream.js';
-import { FileEncryptStream } from './file-encrypt-stream.js';
+import { FileEncryptStream, wholeMemory } from './file-encrypt-stream.js';
 import { addonSha256, type NativeAddon } from './native-addon.js';
 
 /**
@@ -55,6 +55,12 @@ export function nativeEngine(addon: NativeAddon): CryptoEngine {
       } catch (error) {
         throw cipherFormatOf(error);
       }
+    },
+
+    release(buffer) {
+      // A view of part of a shared ArrayBuffer (Buffer's pool) must not take the rest with it.
+      const memory = wholeMemory(buffer);
+      if (memory) addon.detachBuffers([memory]);
     },
 
     async readWholeFile(path, size, dataKey, out) {

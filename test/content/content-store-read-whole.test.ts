@@ -12,6 +12,7 @@ import { chooseEngine } from '../../src/content/choose-engine.js';
 import { createContentStore, type ContentStore, type UploadLimits } from '../../src/content/content-store.js';
 import { WHOLE_READ_LIMIT, type CryptoEngine } from '../../src/content/engine.js';
 import { CipherFormatError } from '../../src/content/format.js';
+import { writeAll } from '../../src/db/write-batch.js';
 import { DIALECTS, build } from '../helper.js';
 import { requireNativeAddon } from '../support/native.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
@@ -66,6 +67,36 @@ for (const engine of ENGINES) {
       await assert.rejects(content.readWhole(version, out), CipherFormatError);
       fs.rmSync(file);
       await assert.rejects(content.readWhole(version, out), BlobNotFoundError);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`content store whole reads: blobs kept in the database [${dialect}]`, () => {
+    it("reads them whole again and again, each time releasing the driver's copy it opened", async (t) => {
+      const { database } = await build(t, dialect);
+      const released: Buffer[] = [];
+      const engine: CryptoEngine = { ...ENGINES[0], release: (buffer) => (released.push(buffer), ENGINES[0].release(buffer)) };
+      const content = createContentStore(
+        database.db,
+        new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-inline-')), {}),
+        engine,
+      );
+      for (const size of [1, 1000, 65_536]) {
+        const plaintext = randomBytes(size);
+        // A body read whole, small enough: kept in the database by the writes that record it.
+        const stored = await content.store(plaintext, { ...LIMITS, inlineMaxBytes: 65_536 });
+        assert.ok(stored.content, `${size} bytes: kept in the database`);
+        const now = new Date().toISOString();
+        await database.db.transaction().execute((trx) => writeAll(trx, false, content.recordWrites(trx, [stored], now)));
+        const version = { blobId: stored.blobId, size, dataKey: stored.dataKey };
+        for (let read = 0; read < 2; read++) {
+          released.length = 0;
+          const whole = await content.readWhole(version, Buffer.alloc(size + 10));
+          assert.ok(whole.equals(plaintext), `${size} bytes, read ${read + 1}`);
+          assert.equal(released.length, 1, `${size} bytes: the stored bytes the driver returned are released once`);
+        }
+      }
     });
   });
 }

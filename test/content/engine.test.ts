@@ -198,6 +198,21 @@ for (const engine of ENGINES) {
       await damaged('other key', stored, plaintext.length, randomBytes(32));
       await assert.rejects(engine.readWholeFile(path.join(dir, 'missing'), 10, key, Buffer.alloc(10)), { code: 'ENOENT' });
     });
+
+    it('release frees a buffer that views its whole memory (native) or leaves it to the collector (node); a shared one stays whole', () => {
+      // Memory of its own, as a database driver's copy of a blob is (Buffer.from would take a pool slice).
+      const owned = Buffer.allocUnsafeSlow(1024 + 7).fill(7);
+      const ownedCopy = Buffer.from(owned);
+      const pooled = Buffer.from('a small string lives in the shared pool');
+      const slice = Buffer.from(randomBytes(4096)).subarray(10, 20);
+      const sliceCopy = Buffer.from(slice);
+      for (const buffer of [pooled, slice]) engine.release(buffer);
+      assert.equal(pooled.toString(), 'a small string lives in the shared pool');
+      assert.ok(slice.equals(sliceCopy));
+      engine.release(owned);
+      if (engine.name === 'native') assert.equal(owned.length, 0, 'its memory is freed: it reads as empty');
+      else assert.ok(owned.equals(ownedCopy), 'the node engine cannot free it: it stays as it was');
+    });
   });
 }
 
