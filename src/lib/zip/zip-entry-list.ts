@@ -33,7 +33,8 @@ export class ZipEntryList implements ZipEntries {
   push(entry: { name: string | Buffer; size: number; crc32: number; modifiedAt: Date }): number {
     const index = this.names.push(entry.name);
     if (index % BLOCK_ENTRIES === 0) this.numbers.push(new Float64Array(NUMBERS * BLOCK_ENTRIES));
-    const { block, at } = this.slot(index);
+    const block = this.blockOf(index);
+    const at = numbersAt(index);
     block[at] = entry.size;
     block[at + 1] = entry.crc32 >>> 0;
     block[at + 2] = entry.modifiedAt.getTime();
@@ -42,14 +43,14 @@ export class ZipEntryList implements ZipEntries {
 
   at(index: number): ZipEntry | undefined {
     if (!(index >= 0 && index < this.length)) return undefined;
-    const { block, at } = this.slot(index);
+    const block = this.blockOf(index);
+    const at = numbersAt(index);
     return { name: this.names.bytesAt(index), size: block[at], crc32: block[at + 1], modifiedAt: new Date(block[at + 2]) };
   }
 
   /** Sets the CRC-32 of entry `index` (one learnt after the entry was added). */
   setCrc32(index: number, crc32: number): void {
-    const { block, at } = this.slot(index);
-    block[at + 1] = crc32 >>> 0;
+    this.blockOf(index)[numbersAt(index) + 1] = crc32 >>> 0;
   }
 
   /** These entries in `order` (indexes into this list), without copying them. */
@@ -57,7 +58,11 @@ export class ZipEntryList implements ZipEntries {
     return { length: order.length, at: (index) => (index >= 0 && index < order.length ? this.at(order[index]) : undefined) };
   }
 
-  private slot(index: number): { block: Float64Array; at: number } {
-    return { block: this.numbers[Math.floor(index / BLOCK_ENTRIES)], at: NUMBERS * (index % BLOCK_ENTRIES) };
+  // Asked several times per entry while an archive streams: no object per call.
+  private blockOf(index: number): Float64Array {
+    return this.numbers[Math.floor(index / BLOCK_ENTRIES)];
   }
 }
+
+/** Where entry `index`'s numbers start in its block. */
+const numbersAt = (index: number) => NUMBERS * (index % BLOCK_ENTRIES);

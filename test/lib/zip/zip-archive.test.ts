@@ -94,10 +94,13 @@ describe('zip archives', () => {
     const { entries } = archiveOf(items);
     const layout = layoutZip(entries);
     const opened = new Set<number>();
+    const taken = new Set<number>();
     const destroyed = new Set<number>();
     const open: OpenEntry = async (index, start, end) => {
       opened.add(index);
-      return Object.assign([items[index].content!.subarray(start, end)], { destroy: () => destroyed.add(index) });
+      const chunks = [items[index].content!.subarray(start, end)];
+      // Taken once the archive starts on it: it may run ahead of its reader into its own buffer.
+      return { [Symbol.iterator]: () => (taken.add(index), chunks[Symbol.iterator]()), destroy: () => destroyed.add(index) };
     };
     // The reader goes away inside entry 2: entries after it may have been opened ahead, never read.
     const stream = zipRange(layout, 0, layout.length, open);
@@ -107,9 +110,9 @@ describe('zip archives', () => {
       if (received > layout.offsets[2] + 100) break;
     }
     await new Promise((resolve) => setImmediate(resolve));
-    const ahead = [...opened].filter((i) => i > 2);
-    assert.ok(ahead.length > 0, 'later entries were opened ahead');
-    assert.deepEqual(ahead.sort(), [...destroyed].sort(), 'every one opened ahead and left unread is destroyed');
+    const unread = [...opened].filter((i) => i > 2 && !taken.has(i));
+    assert.ok(unread.length > 0, 'later entries were opened ahead and never taken');
+    assert.deepEqual(unread.sort(), [...destroyed].sort(), 'every one opened ahead and left unread is destroyed, and only those');
   });
 
   it("tells an entry's content written out only once the destination has let go of its last byte", async () => {
