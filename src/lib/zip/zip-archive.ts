@@ -176,16 +176,18 @@ class ZipRangeStream extends Readable {
   private async writeEntries(): Promise<boolean> {
     const { layout, start, end } = this;
     const { entries, offsets } = layout;
-    const ahead = new Map<number, Promise<EntryContent>>();
+    // Opened in order, taken from the front: a Map with an entry added and deleted per entry
+    // grew new tables all along the archive, which lived long enough to reach the old generation.
+    const ahead: Promise<EntryContent>[] = [];
     let scanned = entryAt(offsets, start);
     const inRange = (i: number) => i < entries.length && offsets[i] < end;
     const topUp = () => {
-      for (; ahead.size < LOOKAHEAD && inRange(scanned); scanned++) {
+      for (; ahead.length < LOOKAHEAD && inRange(scanned); scanned++) {
         const span = contentSpan(layout, scanned, start, end);
         if (!span) continue;
         const opened = this.openEntry(scanned, span.from, span.to, this.downstream);
         opened.catch(() => {}); // awaited (and its failure thrown) when its turn comes
-        ahead.set(scanned, opened);
+        ahead.push(opened);
       }
     };
     try {
@@ -203,14 +205,13 @@ class ZipRangeStream extends Readable {
         const span = contentSpan(layout, i, start, end);
         if (!span) continue;
         topUp();
-        const content = await ahead.get(i)!;
-        ahead.delete(i);
+        const content = await ahead.shift()!;
         topUp();
         if (!(await this.writeContent(content, span.to - span.from, i))) return false;
       }
       return true;
     } finally {
-      for (const opened of ahead.values()) opened.then(destroy, () => {});
+      for (const opened of ahead) opened.then(destroy, () => {});
     }
   }
 
