@@ -14,6 +14,7 @@ import { WHOLE_READ_LIMIT, type CryptoEngine } from '../../src/content/engine.js
 import { CipherFormatError } from '../../src/content/format.js';
 import { writeAll } from '../../src/db/write-batch.js';
 import { DIALECTS, build } from '../helper.js';
+import { tempDir } from '../support/disk.js';
 import { requireNativeAddon } from '../support/native.js';
 import { startTestS3, type TestS3 } from '../support/s3.js';
 
@@ -77,11 +78,7 @@ for (const dialect of DIALECTS) {
       const { database } = await build(t, dialect);
       const released: Buffer[] = [];
       const engine: CryptoEngine = { ...ENGINES[0], release: (buffer) => (released.push(buffer), ENGINES[0].release(buffer)) };
-      const content = createContentStore(
-        database.db,
-        new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-inline-')), {}),
-        engine,
-      );
+      const content = createContentStore(database.db, new FsBlobStore(tempDir(t, 'inline'), {}), engine);
       for (const size of [1, 1000, 65_536]) {
         const plaintext = randomBytes(size);
         // A body read whole, small enough: kept in the database by the writes that record it.

@@ -157,14 +157,18 @@ class ZipRangeStream extends Readable {
     const { layout, start, end } = this;
     if (!(await this.writeEntries())) return;
     const { entries, directoryOffset, directoryLength } = layout;
-    const parts = [
-      ...directoryPart(layout, start, end),
-      ...clip(endRecords(entries.length, directoryOffset, directoryLength), directoryOffset + directoryLength, start, end),
-    ];
+    if (!(await this.putAll(directoryPart(layout, start, end)))) return;
+    await this.putAll(clip(endRecords(entries.length, directoryOffset, directoryLength), directoryOffset + directoryLength, start, end));
+  }
+
+  /** Pushes parts as they are made (a directory's chunks one at a time); false when the stream was destroyed meanwhile. */
+  private async putAll(parts: Iterable<Buffer>): Promise<boolean> {
     for (const part of parts) {
-      await this.put(part);
-      if (this.destroyed) return;
+      const wait = this.put(part);
+      if (wait) await wait;
+      if (this.destroyed) return false;
     }
+    return true;
   }
 
   /**
