@@ -21,8 +21,8 @@ for (const dialect of DIALECTS) {
       it(`a new file ${label}: the owner row is the first tree row written in the transaction, no tree lock query, nothing read after commit`, async (t) => {
         let statements: string[] | null = null;
         const { app, database } = await build(t, dialect, {
-          // No background jobs: a blob collection on its timer would add statements.
-          config: { collectIntervalSeconds: 0, inlineBlobBytes },
+          // No background jobs: a blob collection or a thumbnail round on its timer would add statements.
+          config: { collectIntervalSeconds: 0, thumbnailIntervalSeconds: 0, inlineBlobBytes },
           onQuery: (event) => statements?.push(event.query.sql.replace(/\s+/g, ' ').trim()),
         });
         const user = await signUp(app);

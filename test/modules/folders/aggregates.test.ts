@@ -194,8 +194,9 @@ for (const dialect of DIALECTS) {
       let counting = false;
       let statements: string[] = [];
       const { app, database, config } = await build(t, dialect, {
-        // No background jobs: a blob collection on its timer would add statements to a measured request.
-        config: { collectIntervalSeconds: 0 },
+        // No background jobs: a blob collection or a thumbnail round on its timer would add
+        // statements to a measured request.
+        config: { collectIntervalSeconds: 0, thumbnailIntervalSeconds: 0 },
         onQuery: (event) => {
           if (counting) statements.push(event.query.sql);
         },
@@ -288,12 +289,8 @@ for (const dialect of DIALECTS) {
       assert.equal(detailsA.body.data.totalSubfolders, 0);
       assert.equal(detailsB.body.data.totalSubfolders, 100_000);
       assert.ok(detailsA.statements.length > 0, 'the counter sees the statements of a request');
-      assert.equal(
-        detailsB.statements.length,
-        detailsA.statements.length,
-        'details: as many statements for 100,000 descendants as for none',
-      );
-      assert.deepEqual(detailsB.statements, detailsA.statements, 'details: the very same statements');
+      // The statements themselves are compared, so that a failure shows the odd one.
+      assert.deepEqual(detailsB.statements, detailsA.statements, 'details: the very same statements for 100,000 descendants as for none');
 
       const pageA = await measure(`/api/folders/${a.id}/subfolders?limit=100`, `/api/folders/${a.id}/subfolders?limit=99`);
       const pageB = await measure(`/api/folders/${b.id}/subfolders?limit=100`, `/api/folders/${b.id}/subfolders?limit=99`);
