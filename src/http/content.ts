@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Sendable } from '../lib/sendable.js';
 import { answerConditional, conditionalHeaders, entityTag } from './conditional.js';
@@ -38,12 +39,18 @@ export function normalizeContentType(value: string | undefined): string {
 /**
  * Sends stored content as the request's conditional headers ask (304, 200 or 206), with the
  * headers that keep it inert in a browser; counts its bytes once all are sent. The content is
- * opened before any header is set, so a failure to open it answers as a plain error.
+ * opened before any header is set, so a failure to open it answers as a plain error. A HEAD gets
+ * the same headers and never opens it: a HEAD's body is discarded, but content handed to it would
+ * still be read (and decrypted) to its end.
  */
 export async function sendContent(reply: FastifyReply, content: Sendable, metrics: Metrics, options: { inline?: boolean } = {}) {
   const etag = entityTag(content.tag);
   const answer = answerConditional(conditionalHeaders(reply.request.headers), etag, content.size);
-  const body = answer.status === 304 ? undefined : await content.open(answer.status === 206 ? answer.span : undefined);
+  const head = reply.request.method === 'HEAD';
+  const withBody = answer.status !== 304 && !head;
+  // Fastify answers a HEAD route's missing body with Content-Length 0, and drains a stream: an
+  // empty one keeps the length set below.
+  const body = withBody ? await content.open(answer.status === 206 ? answer.span : undefined) : head ? Readable.from([]) : undefined;
   reply.headers({
     ...CONTENT_SECURITY_HEADERS,
     etag,
@@ -58,6 +65,6 @@ export async function sendContent(reply: FastifyReply, content: Sendable, metric
   if (span) reply.header('content-range', `bytes ${span.start}-${span.end}/${content.size}`);
   reply.header('content-length', length);
   // 'finish' only follows a response written out completely, not one the client broke off.
-  reply.raw.once('finish', () => metrics.recordDownloadedBytes(length));
+  if (withBody) reply.raw.once('finish', () => metrics.recordDownloadedBytes(length));
   return reply.code(answer.status).send(body);
 }

@@ -2,7 +2,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, Principal } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { CONTENT_SECURITY_HEADERS, normalizeContentType, sendContent } from '../../http/content.js';
-import { entityTag } from '../../http/conditional.js';
 import type { Metrics } from '../../http/metrics.js';
 import { rawUploadBody } from '../../http/raw-body.js';
 import { fileService } from '../files/files.service.js';
@@ -95,7 +94,7 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 /** GET and HEAD: a file's content (ranges and conditional requests as the API answers them); a collection says what it is. */
-async function get(ctx: AppContext, metrics: Metrics, { request, reply, principal, path }: DavCall) {
+async function get(ctx: AppContext, metrics: Metrics, { reply, principal, path }: DavCall) {
   const target = await resolve(ctx, principal, path);
   if (target.kind === 'missing') throw new AppError('DAV_NOT_FOUND');
   if (target.kind !== 'file') {
@@ -105,11 +104,6 @@ async function get(ctx: AppContext, metrics: Metrics, { request, reply, principa
   await assertMay(ctx, principal, target, 'download');
   reply.header('last-modified', new Date(target.file.updated_at).toUTCString());
   const content = await fileService(ctx).download(principal, target.file.id, {});
-  if (request.method === 'HEAD') {
-    // Same headers as GET, no content opened: a HEAD never decrypts anything.
-    reply.headers({ ...CONTENT_SECURITY_HEADERS, etag: entityTag(content.tag), 'accept-ranges': 'bytes' });
-    return reply.type(content.contentType).header('content-length', content.size).send();
-  }
   return sendContent(reply, content, metrics);
 }
 
