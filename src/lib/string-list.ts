@@ -1,3 +1,5 @@
+import type { Hash } from 'node:crypto';
+
 /** Strings per block; each block's bytes grow on their own, so a long list never copies the others. */
 const BLOCK_STRINGS = 4096;
 const FIRST_BLOCK_BYTES = 128 * 1024;
@@ -39,6 +41,19 @@ export class StringList {
 
   at(index: number): string {
     return this.bytesAt(index).toString('utf8');
+  }
+
+  /**
+   * Feeds `hash` with the list: its length, then each block's ends and bytes. Each string's bytes
+   * come with where they end, so two different lists never feed the same bytes.
+   */
+  updateHash(hash: Hash): void {
+    hash.update(Uint32Array.of(this.count));
+    this.blocks.forEach((block, b) => {
+      const strings = Math.min(BLOCK_STRINGS, this.count - b * BLOCK_STRINGS);
+      hash.update(block.ends.subarray(0, strings));
+      hash.update(block.bytes.subarray(0, block.ends[strings - 1]));
+    });
   }
 }
 

@@ -1,5 +1,6 @@
 // StringList (src/lib/string-list.ts): strings kept as UTF-8 bytes in blocks, read back exactly.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { StringList } from '../../src/lib/string-list.js';
 
@@ -26,5 +27,24 @@ describe('StringList', () => {
     assert.equal(list.at(0), '€');
     assert.throws(() => list.bytesAt(1), RangeError);
     assert.throws(() => list.bytesAt(-1), RangeError);
+  });
+
+  it('feeds a hash that tells lists apart, even when their strings join into the same bytes', () => {
+    const digest = (strings: string[]) => {
+      const list = new StringList();
+      strings.forEach((s) => list.push(s));
+      const hash = createHash('sha256');
+      list.updateHash(hash);
+      return hash.digest('hex');
+    };
+    const many = Array.from({ length: 9000 }, (_, i) => `entry ${i}`);
+    assert.equal(digest(many), digest([...many]), 'the same strings, the same digest');
+    assert.notEqual(digest(['ab', 'c']), digest(['a', 'bc']));
+    assert.notEqual(digest(['a']), digest(['a', '']));
+    assert.notEqual(digest([]), digest(['']));
+    const renamed = [...many];
+    renamed[8500] = 'entry 8500 renamed';
+    assert.notEqual(digest(many), digest(renamed), 'a change in the last block');
+    assert.notEqual(digest(many), digest(many.slice(0, 4096)), 'a list cut at a block boundary');
   });
 });

@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 import { StringList } from '../string-list.js';
 import type { ZipEntry } from './zip-records.js';
 
@@ -51,6 +52,12 @@ export class ZipEntryList implements ZipEntries {
   /** Sets the CRC-32 of entry `index` (one learnt after the entry was added). */
   setCrc32(index: number, crc32: number): void {
     this.blockOf(index)[numbersAt(index) + 1] = crc32 >>> 0;
+  }
+
+  /** Feeds `hash` with every entry's name and numbers (StringList.updateHash). */
+  updateHash(hash: Hash): void {
+    this.names.updateHash(hash);
+    this.numbers.forEach((block, b) => hash.update(block.subarray(0, NUMBERS * Math.min(BLOCK_ENTRIES, this.length - b * BLOCK_ENTRIES))));
   }
 
   /** These entries in `order` (indexes into this list), without copying them. */

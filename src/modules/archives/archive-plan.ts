@@ -50,8 +50,8 @@ export async function archiveOf(ctx: AppContext, name: string, readTree: (trx: D
   });
   const dataKeyOf = keysOf(tree);
   await fillMissingCrcs(ctx, gathered, dataKeyOf);
-  const { entries, versionOf } = sortedEntries(gathered);
-  const tag = tagOf(tree.base.id, entries, versionOf);
+  const { entries, versionOf, order } = sortedEntries(gathered);
+  const tag = tagOf(tree.base.id, gathered, order);
   const layout = layoutZip(entries);
   const open = entryOpener(ctx, versionOf, dataKeyOf);
   return {
@@ -115,20 +115,34 @@ async function gatherEntries(tree: ArchiveTree): Promise<GatheredEntries> {
 }
 
 /** The entries in their places: each folder's own entry, then its files (by name, as read), then its subfolders. */
-function sortedEntries({ entries, versionIds, places }: GatheredEntries): { entries: ZipEntries; versionOf: VersionOf } {
-  const order = Uint32Array.from(places.keys()).sort((a, b) => places[a] - places[b] || a - b);
+function sortedEntries({ entries, versionIds, places }: GatheredEntries): {
+  entries: ZipEntries;
+  versionOf: VersionOf;
+  order: Uint32Array;
+} {
+  const order = new Uint32Array(places.length);
+  let sorted = true;
+  for (let i = 0; i < order.length; i++) {
+    order[i] = i;
+    sorted &&= i === 0 || places[i - 1] <= places[i];
+  }
+  // The files of one folder come in their places already: most archives need no sort.
+  if (!sorted) order.sort((a, b) => places[a] - places[b] || a - b);
   return {
     entries: entries.inOrder(order),
     versionOf: (index) => (index < order.length ? versionIds.at(order[index]) || undefined : undefined),
+    order,
   };
 }
 
-/** Names these exact bytes: every entry's path, version and time, so a changed tree gets another tag. */
-function tagOf(baseId: string, entries: ZipEntries, versionOf: VersionOf): string {
+/**
+ * Names these exact bytes: every entry's path, size, CRC-32, time and version, and their order,
+ * so a changed tree gets another tag. The lists are hashed as they are kept, not entry by entry.
+ */
+function tagOf(baseId: string, { entries, versionIds }: GatheredEntries, order: Uint32Array): string {
   const hash = createHash('sha256').update(baseId);
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries.at(i)!;
-    hash.update(`\n${entry.name.toString('utf8')}\0${versionOf(i) ?? ''}\0${entry.modifiedAt.getTime()}`);
-  }
+  entries.updateHash(hash);
+  versionIds.updateHash(hash);
+  hash.update(order);
   return `zip.${hash.digest('base64url').slice(0, 32)}`;
 }
