@@ -8,9 +8,10 @@
  *   zipdetails (pass: all three accept it), with the server's peak RSS (bar 200 MB).
  * Downloads run through curl pinned to the load core, as the other transfer rows.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { request } from 'undici';
 import { createFolder, type Subject } from './files.bench.js';
 import {
@@ -54,11 +55,18 @@ export function zipMethod(): string {
   );
 }
 
+const execFileAsync = promisify(execFile);
+
 const headerArgs = (headers: Record<string, string>) => Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
 
-/** curl GET: seconds to the first byte and in all, status and bytes, the body to `output`. */
-function curlTimed(url: string, headers: Record<string, string>, output = '/dev/null') {
-  const out = execFileSync(
+/**
+ * curl GET: seconds to the first byte and in all, status and bytes, the body to `output`. It runs
+ * without blocking this process: undici's idle sockets are then closed on time. A blocked event
+ * loop (execFileSync) once sent the next request on a socket the server had closed meanwhile (its
+ * keep-alive timeout), which failed the bench with "other side closed".
+ */
+async function curlTimed(url: string, headers: Record<string, string>, output = '/dev/null') {
+  const { stdout: out } = await execFileAsync(
     'taskset',
     [
       '-c',
@@ -135,7 +143,7 @@ async function throughputRow(subject: Subject, options: ZipOptions): Promise<Row
   const fileId = await uploadedFile(subject, options.work, single, 'one.bin', FOLDER_BYTES);
   const zipUrl = `${subject.base}/folders/download/${folder}`;
   const fileUrl = `${subject.base}/files/download/${fileId}`;
-  const zipLength = curlTimed(zipUrl, subject.auth).bytes;
+  const zipLength = (await curlTimed(zipUrl, subject.auth)).bytes;
   await timeDownload(fileUrl, subject.auth, FOLDER_BYTES);
   const { a: zipSeconds, b: fileSeconds } = await alternate(
     options.rounds ?? 5,
@@ -158,13 +166,13 @@ async function manyEntriesRow(subject: Subject, folder: string, files: number): 
   const url = `${subject.base}/folders/download/${folder}`;
   process.stderr.write(`RSS before the many-entry zip's warm-up: ${(currentRss(subject.pid) / MB).toFixed(0)} MB\n`);
   resetPeakRss(subject.pid);
-  const warm = curlTimed(url, subject.auth);
+  const warm = await curlTimed(url, subject.auth);
   process.stderr.write(
     `warm-up: peak ${(peakRss(subject.pid) / MB).toFixed(0)} MB, then ${(currentRss(subject.pid) / MB).toFixed(0)} MB\n`,
   );
   if (warm.status !== 200) throw new Error(`the many-entry zip answered ${warm.status}`);
   resetPeakRss(subject.pid);
-  const run = curlTimed(url, subject.auth);
+  const run = await curlTimed(url, subject.auth);
   const rss = peakRss(subject.pid);
   if (run.status !== 200 || run.bytes !== warm.bytes) throw new Error(`the many-entry zip answered ${run.status} with ${run.bytes} bytes`);
   return {
@@ -184,7 +192,7 @@ async function bigArchiveRows(subject: Subject, options: ZipOptions): Promise<Ro
   const saved = path.join(options.work, 'big.zip');
   process.stderr.write(`RSS before the big zip, after its uploads: ${(currentRss(subject.pid) / MB).toFixed(0)} MB\n`);
   resetPeakRss(subject.pid);
-  const got = curlTimed(`${subject.base}/folders/download/${folder}`, subject.auth, saved);
+  const got = await curlTimed(`${subject.base}/folders/download/${folder}`, subject.auth, saved);
   const rss = peakRss(subject.pid);
   const checks = toolChecks(saved);
   await fsp.rm(saved);

@@ -18,8 +18,7 @@
  *          unauthenticated is left to read), with a node:fs-like error when the read fails.
  *   readWhole(path, plainSize, key, staging, out) -> Promise<number>: a small blob file read whole
  *          as one job (the many small entries of a zip archive, src/content/native-engine.ts):
- *          opens `path`, reads all of it (from its pages in the page cache when they all are
- *          there, else into `staging`), checks its header (format.ts's
+ *          opens `path`, reads all of it into `staging`, checks its header (format.ts's
  *          parseHeader) and that its length is that of `plainSize` bytes sealed, opens every
  *          segment into `out` and closes the file. Apart, these steps were five trips through the
  *          threadpool (open, header, length, segments, close), each waking a pool thread and then
@@ -40,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -160,35 +158,6 @@ static void open_whole(struct read_open_job *job, size_t stored) {
   open_segments(job, job->staging + HEADER_BYTES, stored - HEADER_BYTES, 0);
 }
 
-/*
- * Opens a whole blob file of `size` bytes from a mapping of its pages in the page cache; 0
- * (nothing done) when some page could not be read in. read() copies each page of a small file
- * into the staging buffer, a copy that cost more than the cipher on a VM (docs/performance.md,
- * zip archives); the cipher reads the mapped pages where they are. MAP_POPULATE reads the pages
- * in, and the mapping is used only if every one of them is then in memory (mincore): a disk's
- * read error stays an error of read() instead of a signal. Blob files are written once and
- * renamed into place, never truncated, so no page leaves the mapping while it is read.
- */
-static int open_mapped(struct read_open_job *job, int fd, size_t size) {
-  if (size == 0) return 0;
-  uint8_t *mapped = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (mapped == MAP_FAILED) return 0;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t pages = (size + page - 1) / page;
-  unsigned char *resident = malloc(pages);
-  int all_resident = resident != NULL && mincore(mapped, size, resident) == 0;
-  for (size_t i = 0; all_resident && i < pages; i++) all_resident = resident[i] & 1;
-  free(resident);
-  if (all_resident) {
-    uint8_t *staging = job->staging;
-    job->staging = mapped;
-    open_whole(job, size);
-    job->staging = staging;
-  }
-  munmap(mapped, size);
-  return all_resident;
-}
-
 static void read_whole(napi_env env, void *data) {
   (void)env;
   struct read_open_job *job = data;
@@ -205,7 +174,7 @@ static void read_whole(napi_env env, void *data) {
     job->syscall = "fstat";
   } else if ((uint64_t)info.st_size > job->stored_bytes) {
     job->format_error = "stored stream is longer than expected";
-  } else if (!open_mapped(job, fd, (size_t)info.st_size)) {
+  } else {
     got = read_at(job, fd, job->staging, (size_t)info.st_size, 0);
   }
   close(fd);
