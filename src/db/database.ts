@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type CompiledQuery, type LogEvent, type Transaction } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
 import { listenPostgres, listenSqlite, type NotificationHandlers, type Subscription } from './notifications.js';
 import type { Database } from './schema.js';
@@ -61,15 +61,16 @@ export interface DatabaseOptions {
   log?: (event: LogEvent) => void;
 }
 
-// int8 (bigint) columns hold sizes and counts far below 2^53: read them as numbers.
-pg.types.setTypeParser(20, (value) => Number(value));
-
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options);
   return openSqlite(options.sqliteFile ?? ':memory:', options);
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  // Loaded here, not at start: a server on SQLite never needs the driver's code in its memory.
+  const { default: pg } = await import('pg');
+  // int8 (bigint) columns hold sizes and counts far below 2^53: read them as numbers.
+  pg.types.setTypeParser(20, (value) => Number(value));
   const schema = options.pgSchema;
   if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
   if (schema) {
@@ -96,7 +97,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    listen: (channel, handlers) => listenPostgres(connection, channel, handlers),
+    listen: (channel, handlers) => listenPostgres(pg.Client, connection, channel, handlers),
     close: () => db.destroy(),
   };
 }

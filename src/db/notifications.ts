@@ -1,5 +1,5 @@
 import type SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import { TOKEN_REVOKED_CHANNEL, sqliteTokenTriggers } from './migrations/006-token-revocations.js';
 
 /**
@@ -24,9 +24,15 @@ const RETRY_MAX_MS = 5_000;
 /**
  * PostgreSQL `LISTEN channel` on a connection of its own (a pooled connection goes back to the
  * pool; a listener must stay). A lost connection is reported as not live, then reopened with a
- * growing delay; the listener is live again once `LISTEN` has been acknowledged.
+ * growing delay; the listener is live again once `LISTEN` has been acknowledged. `Client` is the
+ * driver's, which openDatabase loads only for PostgreSQL.
  */
-export function listenPostgres(clientConfig: pg.ClientConfig, channel: string, handlers: NotificationHandlers): Subscription {
+export function listenPostgres(
+  Client: typeof pg.Client,
+  clientConfig: pg.ClientConfig,
+  channel: string,
+  handlers: NotificationHandlers,
+): Subscription {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
   let live = false;
   let closed = false;
@@ -56,7 +62,7 @@ export function listenPostgres(clientConfig: pg.ClientConfig, channel: string, h
     retry = undefined;
     // Keepalive probes notice a peer gone silently (no FIN), which would otherwise leave the
     // listener "live" while hearing nothing; the token cache re-reads entries after a minute anyway.
-    const next = new pg.Client({ ...clientConfig, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const next = new Client({ ...clientConfig, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     client = next;
     next.on('notification', (message) => {
       if (message.channel === channel) handlers.message(message.payload ?? '');
