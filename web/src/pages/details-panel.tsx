@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useServerAddresses } from '../addresses';
+import { useLatest } from '../latest';
 import { api } from '../api';
 import { formatDate, formatSize } from '../format';
 import { errorText, t } from '../i18n';
@@ -27,24 +28,28 @@ export function DetailsPanel(props: {
   const [error, setError] = useState('');
   const [confirmingPublic, setConfirmingPublic] = useState(false);
   const { publicUrl } = useServerAddresses();
+  const loads = useLatest();
   const reload = useCallback(async () => {
     if (!item) return;
+    const latest = loads.start();
     setError('');
     try {
       if (item.kind === 'file') {
         const [d, v] = await Promise.all([api.get(`/files/details/${item.id}`), api.get(`/files/versions/${item.id}`)]);
+        if (!latest()) return;
         setDetail(d);
         setVersions(Array.isArray(v) ? v : (v.data ?? []));
         setVisibility(d.visibility);
         setRetention(d.retentionPeriod ?? '');
       } else {
         const d = await api.get(`/folders/details/${item.id}`);
+        if (!latest()) return;
         setDetail(d);
         setVersions([]);
         setVisibility(d.visibility);
       }
     } catch (e) {
-      setError(errorText(e));
+      if (latest()) setError(errorText(e));
     }
   }, [item?.id]);
   useEffect(() => {

@@ -6,6 +6,7 @@ import { fileItem, folderItem, type Item } from './items';
 import type { Sort } from './items-table';
 import { onUploadDone } from './widgets';
 import { onRightsChanged } from './refusals';
+import { useLatest } from '../latest';
 
 const PAGE = 100;
 
@@ -56,8 +57,10 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
   const [fileCursor, setFileCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
   const [access, setAccess] = useState<FolderAccess>(OWNER);
+  const loads = useLatest();
 
   const load = useCallback(async () => {
+    const latest = loads.start();
     setError('');
     try {
       const [d, sub, fl, rights] = await Promise.all([
@@ -66,6 +69,7 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
         api.get(`/files/list/${folderId}`, { limit: PAGE, sort: sort.by, order: sort.order }),
         api.get<FolderAccess>(`/folders/${folderId}/access`),
       ]);
+      if (!latest()) return;
       setAccess(rights);
       setDetail(d);
       onBucketSeen(d.bucketId);
@@ -75,9 +79,9 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
       setFiles(fl.data);
       setFileTotal(fl.total);
       setFileCursor(fl.nextCursor);
-      crumbsOf(d).then(setCrumbs);
+      crumbsOf(d).then((chain) => latest() && setCrumbs(chain));
     } catch (e) {
-      setError(errorText(e));
+      if (latest()) setError(errorText(e));
     }
   }, [folderId, sort.by, sort.order]);
 
@@ -87,14 +91,18 @@ export function useFolderListing(folderId: string, sort: Sort, onBucketSeen: (bu
   useEffect(() => onUploadDone((id) => id === folderId && load()), [folderId, load]);
   useEffect(() => onRightsChanged((id) => id === folderId && load()), [folderId, load]);
 
+  // A next page continues the listing it was asked from: a reload meanwhile (which starts over) drops it.
   const loadMore = async () => {
+    const latest = loads.follow();
     try {
       if (folderCursor) {
         const sub = await api.get(`/folders/${folderId}/subfolders`, { limit: PAGE, cursor: folderCursor });
+        if (!latest()) return;
         setFolders((f) => [...f, ...sub.data]);
         setFolderCursor(sub.nextCursor);
       } else if (fileCursor) {
         const fl = await api.get(`/files/list/${folderId}`, { limit: PAGE, sort: sort.by, order: sort.order, cursor: fileCursor });
+        if (!latest()) return;
         setFiles((f) => [...f, ...fl.data]);
         setFileCursor(fl.nextCursor);
       }

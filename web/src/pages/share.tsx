@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { useLatest } from '../latest';
 import { errorText, t } from '../i18n';
 import { Alert, Dialog, notify } from '../ui';
 import type { Item } from './items';
@@ -17,13 +18,16 @@ export function ShareDialog(props: { item: Item; onClose: () => void; onChanged:
   const [perm, setPerm] = useState({ canView: true, canDownload: true, canEdit: false });
   const [peopleError, setPeopleError] = useState('');
 
+  const loads = useLatest();
   const reload = useCallback(async () => {
+    const latest = loads.start();
     try {
       const [l, u] = await Promise.all([api.get(`${base}/share/${item.id}`), api.get(`${base}/share-users/${item.id}`)]);
+      if (!latest()) return;
       setLinks(l);
       setUsers(u);
     } catch (e) {
-      setError(errorText(e));
+      if (latest()) setError(errorText(e));
     }
   }, [item.id]);
   useEffect(() => {

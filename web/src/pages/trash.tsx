@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { useLatest } from '../latest';
 import { formatDate, formatSize } from '../format';
 import { useNarrow } from '../drawer';
 import { errorText, t } from '../i18n';
@@ -12,11 +13,14 @@ export function TrashPage(props: { bucket: BucketInfo; onChanged: () => void }) 
   const narrow = useNarrow();
   const [content, setContent] = useState<{ folders: any[]; files: any[] } | null>(null);
   const [confirm, setConfirm] = useState<null | { kind: 'all' } | { kind: 'folder' | 'file'; item: any }>(null);
+  const loads = useLatest();
   const load = async () => {
+    const latest = loads.start();
     try {
-      setContent(await api.get('/trash/list', { bucketId: props.bucket.id }));
+      const listed = await api.get('/trash/list', { bucketId: props.bucket.id });
+      if (latest()) setContent(listed);
     } catch (e) {
-      notify(errorText(e), 'error');
+      if (latest()) notify(errorText(e), 'error');
     }
   };
   useEffect(() => {

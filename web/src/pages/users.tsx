@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { useLatest } from '../latest';
 import { formatDate, formatSize } from '../format';
 import { useNarrow } from '../drawer';
 import { errorText, t } from '../i18n';
@@ -182,12 +183,16 @@ export function UsersPage(props: { selfId: string }) {
   const [issued, setIssued] = useState<Invitation | null>(null);
   const [quotaOf, setQuotaOf] = useState<AdminUser | null>(null);
   const [disabling, setDisabling] = useState<AdminUser | null>(null);
+  const loads = useLatest();
   const load = async () => {
+    const latest = loads.start();
     try {
-      setUsers(await api.get<AdminUser[]>('/admin/users'));
-      setPending(await api.get<Invitation[]>('/admin/invitations'));
+      const [people, invitations] = await Promise.all([api.get<AdminUser[]>('/admin/users'), api.get<Invitation[]>('/admin/invitations')]);
+      if (!latest()) return;
+      setUsers(people);
+      setPending(invitations);
     } catch (e) {
-      notify(errorText(e), 'error');
+      if (latest()) notify(errorText(e), 'error');
     }
   };
   useEffect(() => {
