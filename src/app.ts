@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import { openBlobStore } from './blobs/open-blob-store.js';
@@ -68,6 +68,8 @@ export interface AppDeps {
   blobs?: BlobStore;
   /** Folder of the built web application; default: dist/web when it exists. */
   webRoot?: string | null;
+  /** Builds the response serializers; default: Fastify's. Tests share one across the apps they build. */
+  buildSerializer?: NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer'];
 }
 
 /** Secrets that must never reach a log line, wherever they appear. */
@@ -185,6 +187,7 @@ function createServer(deps: AppDeps) {
     // Errors raised by Node's HTTP parser, before any request exists, leave as the envelope too.
     clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    ...(deps.buildSerializer ? { schemaController: { compilersFactory: { buildSerializer: deps.buildSerializer } } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 }
 

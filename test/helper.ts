@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import type { CryptoEngineChoice } from '../src/content/index.js';
 import type { DatabaseHandle, DialectName } from '../src/db/database.js';
 import { prepareDatabase } from '../src/db/prepare.js';
+import { sharedSerializers } from './support/shared-serializers.js';
 
 /** The database dialects this run covers (set by scripts/test.mjs; SQLite alone by default). */
 export const DIALECTS = (process.env.COFFRE_TEST_DIALECTS || 'sqlite').split(',') as DialectName[];
@@ -64,6 +65,9 @@ const UNTHROTTLED = {
   COFFRE_LOOKUP_MAX_PER_ADDRESS: '1000000',
 };
 
+/** One serializer factory for every app of this process (see shared-serializers.ts). */
+const serializers = sharedSerializers();
+
 export interface TestApp {
   app: FastifyInstance;
   database: DatabaseHandle;
@@ -95,7 +99,13 @@ export async function build(t: TestContext, dialect: DialectName, options: Build
     poolSize: 5,
     log: options.onQuery ? (event) => options.onQuery!(event) : undefined,
   });
-  const app = await buildApp({ config, database, logStream: options.logStream ?? false, webRoot: options.webRoot });
+  const app = await buildApp({
+    config,
+    database,
+    logStream: options.logStream ?? false,
+    webRoot: options.webRoot,
+    buildSerializer: serializers,
+  });
   await app.ready();
   t.after(async () => {
     await app.close();
