@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildWeb } from '../../scripts/build-web.mjs';
 import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
-import { build, signUp, type TestUser } from '../helper.js';
+import { DIALECTS, build, signUp, type TestUser } from '../helper.js';
 import { putFile, rootFolderId } from './files.js';
 import { freePort } from './raw-http.js';
 
@@ -20,6 +20,14 @@ const CHROMIUM = process.env.COFFRE_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = path.resolve('test-results');
 const inCi = /^(1|true)$/i.test(process.env.CI ?? '');
+
+/**
+ * The databases a browser test runs over: the run's first (SQLite when it has it). The web app is
+ * the same over either, and the API tests cover both; test/web/browser.test.ts still walks the
+ * main flows over every database of the run, and COFFRE_TEST_BROWSER_DIALECTS=all runs every
+ * browser test over each.
+ */
+export const BROWSER_DIALECTS: DialectName[] = process.env.COFFRE_TEST_BROWSER_DIALECTS === 'all' ? DIALECTS : DIALECTS.slice(0, 1);
 
 // One build of the bundle per test file, into a folder of its own (dist/web is left alone).
 const webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-web-'));

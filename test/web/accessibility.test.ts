@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { DIALECTS, signUp, type TestUser } from '../helper.js';
+import { signUp, type TestUser } from '../helper.js';
 import { assertNoAxeViolations, axeViolations, describeViolations } from '../support/axe.js';
-import { newPage, openSignedIn, startServer } from '../support/browser.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
 
@@ -315,7 +315,7 @@ async function deliberateViolations(browser: Browser, world: World, errors: stri
   }
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`accessibility of the main screens, by axe-core [${dialect}]`, () => {
     it('no violation of any impact, in both themes and both languages', { timeout: 480_000 }, async (t) => {
       const seeded = await seed(t, dialect);

@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS } from '../helper.js';
-import { openSignedIn, startWithOwner } from '../support/browser.js';
+import { BROWSER_DIALECTS, openSignedIn, startWithOwner } from '../support/browser.js';
 
 /**
  * Catches the next request of `page` whose URL matches `pattern`: its answer is fetched from the
@@ -43,7 +42,7 @@ async function holdNextAnswer(page: Page, pattern: string | RegExp) {
   };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`answers out of order in Chromium [${dialect}]`, () => {
     it('the latest listing and details win over older answers that arrive after them', { timeout: 120_000 }, async (t) => {
       const started = await startWithOwner(t, dialect, { 'report.txt': 'first', 'big.txt': Buffer.alloc(3 * 1024 * 1024, 'b') });

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
@@ -21,7 +21,7 @@ async function assertBackground(page: Page, colour: string, label?: string): Pro
   assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor as string), colour, label);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`everyday screens in Chromium [${dialect}]`, () => {
     it('no datahub or bucket selector without a choice; the folder names the page; counts and units read right', SLOW, async (t) => {
       const started = await startServer(t, dialect);

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 
 /** The toast that says `text`, once it shows. */
@@ -31,7 +31,7 @@ async function pick(page: Page, folder: string) {
   await picker.getByRole('button', { name: 'Choose this folder' }).click();
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`feedback in Chromium [${dialect}]`, () => {
     it('toasts with Undo, the new-version notice, the upload panel and the public confirmation', { timeout: 180_000 }, async (t) => {
       const started = await startServer(t, dialect);

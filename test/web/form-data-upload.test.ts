@@ -3,8 +3,8 @@
 // undoes it (test/modules/files/form-data-names.test.ts covers the other escapes).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, startServer } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, startServer } from '../support/browser.js';
 import { rootFolderId } from '../support/files.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
@@ -12,7 +12,7 @@ declare const FormData: any, File: any, Response: any, fetch: any;
 
 const NAME = 'Rapport "final" d\'été.txt';
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`multipart uploads from Chromium [${dialect}]`, () => {
     it('a name with quotes is stored as it was on disk', { timeout: 120_000 }, async (t) => {
       const started = await startServer(t, dialect);

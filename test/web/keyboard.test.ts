@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, startServer } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { mkdir } from '../support/folders.js';
 
@@ -20,7 +20,7 @@ const focused = (page: Page) =>
     return `${el?.getAttribute('role') ?? el?.tagName.toLowerCase()}: ${el?.getAttribute('aria-label') ?? el?.textContent?.trim()}`;
   });
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`keyboard and focus in Chromium [${dialect}]`, () => {
     it('folders open onto their first row; the row menu and dialogs keep the focus where it belongs', { timeout: 120_000 }, async (t) => {
       const started = await startServer(t, dialect);

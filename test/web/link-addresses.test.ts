@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { DialectName } from '../../src/db/database.js';
-import { DIALECTS } from '../helper.js';
-import { openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
+import { BROWSER_DIALECTS, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 
 const SLOW = { timeout: 120_000 };
 
@@ -33,7 +32,7 @@ async function setUp(t: TestContext, dialect: DialectName, hostName?: string) {
   return { base, page, made, violations };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`share link addresses in Chromium [${dialect}]`, () => {
     it('a page opened by a network name makes links with that name, and no warning', SLOW, async (t) => {
       const opened = await setUp(t, dialect, 'coffre.lan');

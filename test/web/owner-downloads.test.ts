@@ -6,9 +6,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS } from '../helper.js';
 import { assertNoAxeViolations } from '../support/axe.js';
-import { openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
+import { BROWSER_DIALECTS, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 
 const SIZE = 6 * 1024 * 1024;
 
@@ -30,7 +29,7 @@ async function download(page: Page, name: string) {
   await page.getByRole('menuitem', { name: 'Download', exact: true }).click();
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`owner downloads in Chromium [${dialect}]`, () => {
     it('show the bytes received of the whole, can be cancelled, and end saved', { timeout: 180_000 }, async (t) => {
       const data = randomBytes(SIZE);

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
 import { becomesTrue } from '../support/wait.js';
@@ -172,7 +172,7 @@ async function checkRowMenu(page: Page, shot: (page: Page, name: string) => Prom
   await menu.waitFor({ state: 'detached' });
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`the phone layout in Chromium [${dialect}]`, () => {
     it(
       'every main screen fits 390 px, with a drawer, rows that keep their actions and details as a sheet',

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
+import { signUp } from '../helper.js';
 import { assertNoAxeViolations } from '../support/axe.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
 import { becomesTrue } from '../support/wait.js';
@@ -154,7 +154,7 @@ async function assertMediaSeeks(page: Page, name: string, tag: 'audio' | 'video'
   assert.ok(answers.includes(206), `${name}: the player asked for ranges (answers ${answers.join(', ')})`);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`previews in Chromium [${dialect}]`, () => {
     it('owner, view-only grantee and link visitors preview every type', { timeout: 240_000 }, async (t) => {
       const started = await startServer(t, dialect);

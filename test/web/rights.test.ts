@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer, startWithOwner } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer, startWithOwner } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
 import { eventually } from '../support/wait.js';
@@ -19,7 +19,7 @@ async function menuOf(page: Page, name: string): Promise<string[]> {
   return labels;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`rights-aware screens in Chromium [${dialect}]`, () => {
     it('a grantee sees only the actions their grant allows, and where they are', { timeout: 120_000 }, async (t) => {
       const started = await startServer(t, dialect);

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
+import { signUp } from '../helper.js';
 import { assertNoAxeViolations } from '../support/axe.js';
-import { openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
+import { BROWSER_DIALECTS, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
 
@@ -22,7 +22,7 @@ async function resultsOf(page: Page, count: number): Promise<string[]> {
   return (await options.allInnerTexts()).map((text) => text.replace(/\s+/g, ' ').trim());
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`search box in Chromium [${dialect}]`, () => {
     it('finds names as you type, across shares, and opens a result with the keyboard', { timeout: 120_000 }, async (t) => {
       const started = await startWithOwner(t, dialect, { 'notes.txt': 'notes' });

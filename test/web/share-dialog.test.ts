@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 
 /** Opens the share dialog of `name` from its row menu. */
 async function openShare(page: Page, name: string): Promise<Locator> {
@@ -33,7 +33,7 @@ async function assertDefaults(form: Locator) {
   assert.equal(await form.getByLabel('Can download').isChecked(), true);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`share dialog in Chromium [${dialect}]`, () => {
     it(
       'makes a link with a date, a limit and a generated password, resets, copies it again and edits it; tells each change of people',

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS, signUp } from '../helper.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { signUp } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 
 const COLLEAGUE = 'camille@example.com';
 
@@ -35,7 +35,7 @@ async function useLink(page: Page, link: string, fields: { name?: string; passwo
   await page.waitForURL(/\/files\/fld_/);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`a team grown from the browser [${dialect}]`, () => {
     it(
       'an administrator invites a colleague who joins in a fresh browser; quota, disable, enable, reset',

@@ -5,14 +5,14 @@
 // type shows one too.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DIALECTS, signUp } from '../helper.js';
+import { signUp } from '../helper.js';
 import { assertNoAxeViolations } from '../support/axe.js';
-import { newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
+import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { photo, putTyped } from '../support/thumbnails.js';
 import { becomesTrue } from '../support/wait.js';
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`thumbnails in Chromium [${dialect}]`, () => {
     it('shows a photo by its thumbnail, in a list or a remembered grid that fits a phone', { timeout: 180_000 }, async (t) => {
       const started = await startServer(t, dialect, { thumbnailIntervalSeconds: 1 });

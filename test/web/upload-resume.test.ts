@@ -6,8 +6,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { DIALECTS, signUp, type TestUser } from '../helper.js';
-import { newPage, screenshots, startServer } from '../support/browser.js';
+import { signUp, type TestUser } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, screenshots, startServer } from '../support/browser.js';
 import { droppingProxy } from '../support/dropping-proxy.js';
 import { rootFolderId } from '../support/files.js';
 import { eventually } from '../support/wait.js';
@@ -85,7 +85,7 @@ function offsetOf(head: string): number {
   return Number(/\r\nupload-offset: *(\d+)/i.exec(head)?.[1]);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`resumable uploads in Chromium [${dialect}]`, { timeout: 600_000 }, () => {
     it('a 100 MB upload cut by a network drop goes on by itself when the network comes back', async (t) => {
       const started = await startServer(t, dialect);

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { BrowserContext, Download, Page } from 'playwright-core';
-import { DIALECTS, signUp, type TestUser } from '../helper.js';
-import { newPage, screenshots, startServer } from '../support/browser.js';
+import { signUp, type TestUser } from '../helper.js';
+import { BROWSER_DIALECTS, newPage, screenshots, startServer } from '../support/browser.js';
 import { tempDir } from '../support/disk.js';
 import { putFile } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
@@ -88,7 +88,7 @@ async function openAsOwner(context: BrowserContext, page: Page, base: string, us
   await page.goto(`${base}/files/${folderId}`);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of BROWSER_DIALECTS) {
   describe(`zip downloads in Chromium [${dialect}]`, () => {
     it("a folder link's Download all: a zip made in the page, the key never sent, files not counted", SLOW, async (t) => {
       const started = await startServer(t, dialect);

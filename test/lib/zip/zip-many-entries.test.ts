@@ -1,8 +1,7 @@
 // An archive of more than 65,535 entries (issue 33): its zip64 end record, read by unzip -t, 7z t
 // and zipdetails. zipdetails 2.104 compares every central header with every earlier one (its
 // overlap check), over an hour on this many: it runs with that check indexed, which prints the same
-// (test/support/zipdetails-indexed.test.ts), and this file still takes minutes, so scripts/test.mjs
-// runs it beside the rest of the suite rather than in its pool.
+// (test/support/zipdetails-indexed.test.ts).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
