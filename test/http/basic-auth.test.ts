@@ -215,23 +215,48 @@ for (const dialect of DIALECTS) {
       assertUnauthenticated(await whoami(server, `Bearer ${token}`));
     });
 
-    it('a password changed elsewhere opens until the remembered success ends, then no more', async (t) => {
+    it('a password changed, an account disabled or deleted on another instance ends the remembered success at once', async (t) => {
       const testApp = await build(t, dialect, { config: { loginMaxFailuresPerAccount: 100 } });
+      const { db } = testApp.database;
+      const user = await signUp(testApp.app);
+      const counter = countingVerifier();
+      const { server } = await davLike(t, testApp, { verifyPassword: counter.verify });
+      const signIn = (password: string) => whoami(server, basic(user.email, password));
+      assert.equal((await signIn(PASSWORD)).status, 200);
+      assert.equal((await signIn(PASSWORD)).status, 200);
+      assert.equal(counter.calls, 1, 'the second request was a remembered success');
+
+      // Changed through the app: another instance, as far as this Basic check knows.
+      const changed = await user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: 'a brand new secret' });
+      assert.equal(changed.status, 200, JSON.stringify(changed.body));
+      assertUnauthenticated(await signIn(PASSWORD), 'the old password, at once');
+      assert.equal((await signIn('a brand new secret')).status, 200);
+      assert.equal((await signIn('a brand new secret')).status, 200);
+      const checks = counter.calls;
+
+      // Disabled and deleted in the database, as another instance's administrator would.
+      await db.updateTable('users').set({ disabled_at: new Date().toISOString() }).where('id', '=', user.id).execute();
+      assertError(await signIn('a brand new secret'), 403, 'ACCOUNT_DISABLED', 'disabled, at once');
+      assert.equal(counter.calls, checks + 1, 'the password was checked again');
+      await db.updateTable('users').set({ disabled_at: null }).where('id', '=', user.id).execute();
+      assert.equal((await signIn('a brand new secret')).status, 200, 'enabled again');
+      await db.deleteFrom('users').where('id', '=', user.id).execute();
+      assertUnauthenticated(await signIn('a brand new secret'), 'deleted, at once');
+    });
+
+    it('a remembered success ends after its time: the password is checked again', async (t) => {
+      const testApp = await build(t, dialect);
       const user = await signUp(testApp.app);
       let now = 1_000_000;
       const counter = countingVerifier();
       const { server } = await davLike(t, testApp, { ttlMs: 60_000, clock: () => now, verifyPassword: counter.verify });
       assert.equal((await whoami(server, basic(user.email, PASSWORD))).status, 200);
-      // Changed through the app: another instance, as far as this Basic check knows.
-      const changed = await user.api.post('/api/auth/password', { currentPassword: PASSWORD, newPassword: 'a brand new secret' });
-      assert.equal(changed.status, 200, JSON.stringify(changed.body));
       now += 59_000;
-      assert.equal((await whoami(server, basic(user.email, PASSWORD))).status, 200, 'remembered within the bound');
-      assert.equal(counter.calls, 1);
+      assert.equal((await whoami(server, basic(user.email, PASSWORD))).status, 200);
+      assert.equal(counter.calls, 1, 'remembered within its time');
       now += 1_000;
-      assertUnauthenticated(await whoami(server, basic(user.email, PASSWORD)), 'past the bound');
-      assert.equal(counter.calls, 2);
-      assert.equal((await whoami(server, basic(user.email, 'a brand new secret'))).status, 200);
+      assert.equal((await whoami(server, basic(user.email, PASSWORD))).status, 200);
+      assert.equal(counter.calls, 2, 'checked again past it');
     });
 
     it('forgetUser (a password change on this instance) ends the remembered successes of that user only', async (t) => {

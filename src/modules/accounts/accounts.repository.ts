@@ -37,6 +37,14 @@ export function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | u
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
 }
 
+/** What a remembered password check depends on: the account's e-mail, password hash and whether it is disabled. */
+export function findUserCredentials(
+  db: DbOrTrx,
+  id: string,
+): Promise<Pick<UserRow, 'email' | 'password_hash' | 'disabled_at'> | undefined> {
+  return db.selectFrom('users').select(['email', 'password_hash', 'disabled_at']).where('id', '=', id).executeTakeFirst();
+}
+
 export function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }

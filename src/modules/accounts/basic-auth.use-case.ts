@@ -4,6 +4,7 @@ import { principalOfToken, type AppContext, type BasicAuthCheck, type BasicCrede
 import { AppError } from '../../errors.js';
 import { verifyPassword } from '../../lib/secrets.js';
 import { nowIso } from '../../lib/time.js';
+import { findUserCredentials } from './accounts.repository.js';
 import { normalizeEmail } from './accounts.views.js';
 import { checkPassword, signInRules, type PasswordVerifier } from './sign-in.use-case.js';
 
@@ -33,6 +34,8 @@ export interface BasicAuthOptions {
 
 interface Entry {
   principal: Principal;
+  /** The account's password hash when the password was checked: a success stands only while it is unchanged. */
+  passwordHash: string;
   until: number;
 }
 
@@ -46,11 +49,12 @@ interface Entry {
  *   failed sign-in: Basic guesses share the counters of `/auth/login` (checkPassword).
  * - A password check costs an argon2 hash; a client makes hundreds of requests, so successes are
  *   remembered for `ttlMs` (60 s), keyed by an HMAC of e-mail and password under a key that lives
- *   only in this process. Bound: a password changed on another instance, or an account deleted,
- *   still opens for at most `ttlMs` after the last real check of that password; a change on this
- *   instance ends it at once (forgetUser). A remembered success still answers 429 while the
- *   counters refuse sign-ins: otherwise, meanwhile, the right password could be told apart from
- *   wrong guesses past the limit.
+ *   only in this process. A remembered success stands only while the account's row still has the
+ *   e-mail and password hash it was checked against and is not disabled: that read by primary key
+ *   costs a sliver of a hash, and a password changed, an account disabled or deleted on any
+ *   instance ends it at once (a change on this instance also forgets it: forgetUser). A remembered
+ *   success still answers 429 while the counters refuse sign-ins: otherwise, meanwhile, the right
+ *   password could be told apart from wrong guesses past the limit.
  */
 export function createBasicAuth(ctx: Pick<AppContext, 'db' | 'config' | 'tokens'>, options: BasicAuthOptions = {}): BasicAuthCheck {
   const ttlMs = options.ttlMs ?? BASIC_AUTH_CACHE_TTL_MS;
@@ -63,9 +67,14 @@ export function createBasicAuth(ctx: Pick<AppContext, 'db' | 'config' | 'tokens'
   let generation = 0;
 
   const keyOf = (email: string, secret: string) => createHmac('sha256', hmacKey).update(`${email}\0${secret}`).digest('base64url');
-  const keep = (key: string, principal: Principal) => {
+  const keep = (key: string, principal: Principal, passwordHash: string) => {
     if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-    entries.set(key, { principal, until: clock() + ttlMs });
+    entries.set(key, { principal, passwordHash, until: clock() + ttlMs });
+  };
+  /** Whether the account is still as it was when the remembered password was checked. */
+  const unchanged = async (entry: Entry) => {
+    const account = await findUserCredentials(ctx.db, entry.principal.userId);
+    return account?.email === entry.principal.email && account.password_hash === entry.passwordHash && !account.disabled_at;
   };
 
   // The checks running now, by key: a client opens several connections at once (rclone: one per
@@ -76,11 +85,11 @@ export function createBasicAuth(ctx: Pick<AppContext, 'db' | 'config' | 'tokens'
   async function checkRememberedPassword(email: string, secret: string, clientAddress: string): Promise<Principal> {
     const key = keyOf(email, secret);
     const entry = entries.get(key);
-    if (entry && clock() < entry.until) {
+    if (entry && clock() < entry.until && (await unchanged(entry))) {
       await assertNotThrottled(ctx.db, signInRules(ctx.config, email, clientAddress));
       return entry.principal;
     }
-    if (entry) entries.delete(key);
+    if (entry && entries.get(key) === entry) entries.delete(key);
     const running = checking.get(key);
     if (running) return running;
     const check = checkOnce(key, email, secret, clientAddress).finally(() => checking.delete(key));
@@ -95,7 +104,7 @@ export function createBasicAuth(ctx: Pick<AppContext, 'db' | 'config' | 'tokens'
       throw error;
     });
     const principal: Principal = { userId: user.id, tokenId: BASIC_PASSWORD_TOKEN_ID, email: user.email, name: user.name };
-    if (generation === before) keep(key, principal);
+    if (generation === before) keep(key, principal, user.password_hash);
     return principal;
   }
 
