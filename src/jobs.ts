@@ -5,6 +5,7 @@ import type { AppContext } from './context.js';
 import { forgetOldLeases } from './db/leases.js';
 import { DAY_MS, isoPlus, nowIso } from './lib/time.js';
 import { deleteExpiredTokens } from './modules/accounts/accounts.repository.js';
+import { deleteEndedInvitations } from './modules/admin/admin.repository.js';
 import { clearStaleHolds } from './modules/accounts/upload-holds.js';
 import { deleteExpiredLocks } from './modules/dav/dav-locks.repository.js';
 import { deleteOldPasses } from './modules/links/links.passes.js';
@@ -17,8 +18,11 @@ import { openUploadBlobIds } from './modules/uploads/uploads.repository.js';
 const STALE_UPLOAD_MS = 6 * 60 * 60 * 1000;
 // Throttle windows last minutes; a day-old counter can no longer refuse anything.
 const OLD_ATTEMPTS_MS = 24 * 60 * 60 * 1000;
-/** A link that expired or was revoked answers 410 for this long, then it is deleted (and answers 404). */
-const CLOSED_LINK_KEPT_MS = 30 * DAY_MS;
+/**
+ * A share link that expired or was revoked, or an invitation used or expired, answers 410 for this
+ * long (its address still says why it stopped working), then it is deleted (and answers 404).
+ */
+const ENDED_KEPT_MS = 30 * DAY_MS;
 
 export interface RoundReport {
   /** Blobs deleted from the store. */
@@ -32,8 +36,8 @@ export interface RoundReport {
 
 /**
  * One round of upkeep: the trash purge (after COFFRE_TRASH_RETENTION_DAYS), partial writes left
- * by a crash, blobs no version references any more, long-closed share links, expired sign-in
- * tokens, expired WebDAV locks, link resume passes, stale throttle counters, job leases and quota holds. Rounds run on every instance at once: work on
+ * by a crash, blobs no version references any more, long-closed share links and invitations,
+ * expired sign-in tokens, expired WebDAV locks, link resume passes, stale throttle counters, job leases and quota holds. Rounds run on every instance at once: work on
  * items is claimed first (`FOR UPDATE SKIP LOCKED` on PostgreSQL), the rest are single
  * conditional statements.
  */
@@ -62,8 +66,9 @@ export async function maintenanceRound(ctx: AppContext): Promise<RoundReport> {
     report.collected = await collectGarbage(ctx.database, ctx.blobs);
   });
   await step(async () => {
-    report.linksDeleted = await deleteClosedLinks(ctx.db, isoPlus(now, -CLOSED_LINK_KEPT_MS));
+    report.linksDeleted = await deleteClosedLinks(ctx.db, isoPlus(now, -ENDED_KEPT_MS));
   });
+  await step(() => deleteEndedInvitations(ctx.db, isoPlus(now, -ENDED_KEPT_MS)));
   // Link resume passes past their window (and those an instance that died left held).
   await step(() => deleteOldPasses(ctx.db, now));
   await step(() => deleteExpiredTokens(ctx.db, now));

@@ -159,6 +159,47 @@ for (const dialect of DIALECTS) {
       assert.equal((await client(test.app).post(`/api/files/shared/${hashes[0]}`, {})).status, 404);
     });
 
+    it('deletes invitations 30 days after they were used or expired, and keeps the others', async (t) => {
+      const test = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
+      const admin = await signUp(test.app, 'Admin');
+      const db = test.database.db;
+      const invitations: { id: string; token: string }[] = [];
+      for (const email of ['used@example.com', 'expired@example.com', 'lately@example.com', 'pending@example.com']) {
+        const res = await admin.api.post('/api/admin/invitations', { email });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        invitations.push({ id: res.body.data.id, token: res.body.data.invitationLink.split('/invite/')[1] });
+      }
+      const [used, expired, lately, pending] = invitations;
+      const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
+      await db
+        .updateTable('invitations')
+        .set({ used_at: ago(31) })
+        .where('id', '=', used.id)
+        .execute();
+      await db
+        .updateTable('invitations')
+        .set({ expires_at: ago(31) })
+        .where('id', '=', expired.id)
+        .execute();
+      await db
+        .updateTable('invitations')
+        .set({ expires_at: ago(2) })
+        .where('id', '=', lately.id)
+        .execute();
+      const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffre-invitations-'));
+      t.after(() => fs.rmSync(blobDir, { recursive: true, force: true }));
+      const blobs = new FsBlobStore(blobDir);
+      await maintenanceRound({ config: test.config, database: test.database, db, blobs } as unknown as AppContext);
+      const left = (await db.selectFrom('invitations').select('id').execute()).map((r) => r.id).sort();
+      assert.deepEqual(left, [lately.id, pending.id].sort());
+      // Recently expired: still 410; long gone: 404; pending: still opens.
+      const open = (token: string) => client(test.app).get(`/api/invitations/${token}`);
+      assert.equal((await open(lately.token)).status, 410);
+      assert.equal((await open(expired.token)).status, 404);
+      assert.equal((await open(used.token)).status, 404);
+      assert.equal((await open(pending.token)).status, 200);
+    });
+
     it('runs every upkeep step even when one fails, then reports the failure', async (t) => {
       const test = await build(t, dialect, { config: { collectIntervalSeconds: 0 } });
       const db = test.database.db;

@@ -76,6 +76,15 @@ export async function deleteUnusedInvitations(
   await query.execute();
 }
 
+/** Deletes the invitations used or expired before `before` (the upkeep's); returns how many. */
+export async function deleteEndedInvitations(db: DbOrTrx, before: string): Promise<number> {
+  const result = await db
+    .deleteFrom('invitations')
+    .where((eb) => eb.or([eb('used_at', '<', before), eb('expires_at', '<', before)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Deletes one unused invitation; returns whether it existed. */
 export async function deleteInvitation(db: DbOrTrx, id: string): Promise<boolean> {
   const result = await db.deleteFrom('invitations').where('id', '=', id).where('used_at', 'is', null).executeTakeFirst();
