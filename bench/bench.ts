@@ -224,11 +224,11 @@ async function dialectRows(dialect: string, work: string, ceilingPort: number, p
       }
     }
 
-    // Row 4.
-    if (ONLY.has('4'))
+    // Row 4, then the search rows over the same seeded account.
+    if (ONLY.has('4')) {
       rows.push(...(await scaleRows(subject, big, empty, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} subfolders`)));
-    // The search rows, over the same seeded account.
-    if (ONLY.has('4')) rows.push(...(await searchRows(subject, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} folders`)));
+      rows.push(...(await searchRows(subject, label, `${count(SCALE_FILES)} files + ${count(SCALE_FOLDERS)} folders`)));
+    }
 
     // Row 7.
     if (ONLY.has('7')) rows.push(...(await smallFileRows(subject, small, ceilingPort, label)));
