@@ -64,7 +64,8 @@ export const ERROR_CATALOG = {
   // Files
   FILE_NOT_FOUND: { status: 404, message: 'File not found' },
   VERSION_NOT_FOUND: { status: 404, message: 'Version not found' },
-  THUMBNAIL_NOT_FOUND: { status: 404, message: 'No thumbnail (not an image, not made yet, or the image could not be read)' },
+  THUMBNAIL_NOT_FOUND: { status: 404, message: 'No thumbnail (not an image, or the image could not be read)' },
+  THUMBNAIL_PENDING: { status: 404, message: 'The thumbnail is being made: ask again in a few seconds' },
   FILE_IN_TRASH: { status: 409, message: 'The file is in the trash; restore it first' },
   VERSION_IS_CURRENT: { status: 409, message: 'The current version cannot be deleted; delete the file or restore another version first' },
   NO_FILE_IN_UPLOAD: { status: 400, message: 'The upload holds no file part' },

@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildWeb } from '../../scripts/build-web.mjs';
 import type { Config } from '../../src/config.js';
 import type { DialectName } from '../../src/db/database.js';
-import { DIALECTS, build, signUp, type TestUser } from '../helper.js';
+import { DIALECTS, build, signUp, type TestApp, type TestUser } from '../helper.js';
 import { putFile, rootFolderId } from './files.js';
 import { freePort } from './raw-http.js';
 
@@ -80,15 +80,16 @@ export async function startServer(
   dialect: DialectName,
   config: Partial<Config> = {},
   { hostName }: { hostName?: string } = {},
-): Promise<{ browser: Browser; base: string; app: FastifyInstance } | null> {
+): Promise<{ browser: Browser; base: string; app: FastifyInstance; test: TestApp } | null> {
   const browser = await launch(t, hostName ? [`--host-resolver-rules=MAP ${hostName} 127.0.0.1`] : []);
   if (!browser) return null;
   const root = await buildOnce();
   const port = await freePort();
   const base = `http://${hostName ?? '127.0.0.1'}:${port}`;
-  const { app } = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
+  const test = await build(t, dialect, { webRoot: root, config: { publicUrl: base, ...config } });
+  const { app } = test;
   await app.listen({ port, host: '127.0.0.1' });
-  return { browser, base, app };
+  return { browser, base, app, test };
 }
 
 /**

@@ -2,14 +2,15 @@
 // them: a photo shows its thumbnail, a text file the generic icon; the grid view is an option
 // remembered across reloads, fits a phone's 390 px and passes axe. Thumbnails are asked for by
 // version (`?v=`, cached a year), so a new version shows a new one; a photo uploaded with a generic
-// type shows one too.
+// type shows one too; one still being made (404 THUMBNAIL_PENDING) is asked again until it shows.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { signUp } from '../helper.js';
 import { assertNoAxeViolations } from '../support/axe.js';
 import { BROWSER_DIALECTS, newPage, openSignedIn, screenshots, startServer } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
-import { photo, putTyped } from '../support/thumbnails.js';
+import { makeThumbnails } from '../../src/modules/thumbnails/thumbnails.job.js';
+import { contextOf, photo, putTyped } from '../support/thumbnails.js';
 import { becomesTrue } from '../support/wait.js';
 
 for (const dialect of BROWSER_DIALECTS) {
@@ -66,6 +67,32 @@ for (const dialect of BROWSER_DIALECTS) {
       });
       assert.ok(widths[0] <= widths[1], `no horizontal scroll at 390 px (${widths[0]} > ${widths[1]})`);
       await screenshot(phone.page, 'phone-grid');
+      assert.deepEqual(violations, []);
+    });
+
+    it('a photo whose thumbnail is still being made shows it once made, without a reload', { timeout: 120_000 }, async (t) => {
+      // The job's first round runs at start; the next would be an hour later: this test makes the thumbnail itself.
+      const started = await startServer(t, dialect, { thumbnailIntervalSeconds: 3600 });
+      if (!started) return;
+      const { app, base, browser, test } = started;
+      const owner = await signUp(app);
+      const root = await rootFolderId(owner);
+      const file = await putTyped(app, owner, root, 'photo.jpg', 'image/jpeg', await photo(1200, 900));
+      const violations: string[] = [];
+      const { context, page } = await newPage(browser, violations);
+      t.after(() => context.close());
+      const answers: string[] = [];
+      page.on('response', async (response) => {
+        if (response.url().includes(`/api/files/thumbnail/${file.id}`)) answers.push(response.ok() ? 'made' : (await response.json()).code);
+      });
+      await openSignedIn(page, base, owner.token, `/files/${root}`);
+      await page.locator('tr[data-name="photo.jpg"] svg.icon-file').waitFor();
+      await becomesTrue(async () => answers.includes('THUMBNAIL_PENDING'), 'asked while it was being made', 10_000);
+
+      assert.deepEqual(await makeThumbnails(await contextOf(test)), { made: 1, failed: 0 });
+      const picture = page.locator('tr[data-name="photo.jpg"] img.thumbnail');
+      await picture.waitFor({ timeout: 30_000 });
+      assert.equal(answers.at(-1), 'made', answers.join(', '));
       assert.deepEqual(violations, []);
     });
 

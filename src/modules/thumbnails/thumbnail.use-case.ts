@@ -21,6 +21,7 @@ export async function thumbnail(ctx: AppContext, principal: Principal, fileId: s
   if (versionId) assertId('ver', versionId, 'v');
   const id = versionId ?? file.current_version_id;
   const row = id ? await findThumbnail(ctx.db, id) : undefined;
+  if (row?.file_id === file.id && row.state === 'pending') throw new AppError('THUMBNAIL_PENDING');
   if (!row || row.file_id !== file.id || row.state !== 'done' || !row.blob_id || !row.data_key_wrapped) {
     throw new AppError('THUMBNAIL_NOT_FOUND');
   }

@@ -29,7 +29,7 @@ export function thumbnailRoutes(ctx: AppContext, metrics: Metrics): FastifyPlugi
           tags: ['Files'],
           summary: "A file's thumbnail (images only)",
           description:
-            'Made in the background after an upload; 404 `THUMBNAIL_NOT_FOUND` until then, and for good when the file is not an image or the image could not be read. With `v` (a version id) the answer is cached for a year.',
+            'Made in the background after an upload: 404 `THUMBNAIL_PENDING` until then (ask again a few seconds later), 404 `THUMBNAIL_NOT_FOUND` for good when the file is not an image or the image could not be read. With `v` (a version id) the answer is cached for a year.',
           params: FileIdParams,
           querystring: ThumbnailQuery,
           response: { 200: webp, 304: { description: 'Not modified' }, ...errorResponses(400, 401, 404) },

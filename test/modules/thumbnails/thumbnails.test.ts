@@ -43,7 +43,7 @@ for (const dialect of DIALECTS) {
         [file.id],
         'a text file waits for no thumbnail',
       );
-      assertError(await user.api.get(`/api/files/thumbnail/${file.id}`), 404, 'THUMBNAIL_NOT_FOUND');
+      assertError(await user.api.get(`/api/files/thumbnail/${file.id}`), 404, 'THUMBNAIL_PENDING', 'not made yet');
 
       const used = await usedBytes(test, user.id);
       assert.deepEqual(await makeThumbnails(await contextOf(test)), { made: 1, failed: 0 });
