@@ -10,6 +10,8 @@ import { assertNoAxeViolations } from '../support/axe.js';
 import { BROWSER_DIALECTS, openSignedIn, screenshots, startWithOwner } from '../support/browser.js';
 import { putFile, rootFolderId } from '../support/files.js';
 import { assertStatus, mkdir } from '../support/folders.js';
+import { photo, putTyped } from '../support/thumbnails.js';
+import { becomesTrue } from '../support/wait.js';
 
 // Browser globals used inside page.evaluate (this file is type-checked with Node's library only).
 declare const document: any;
@@ -90,6 +92,26 @@ for (const dialect of BROWSER_DIALECTS) {
       const popup = await page.locator('.search-popup').boundingBox();
       assert.ok(popup && popup.x >= 0 && popup.x + popup.width <= 390, `the results fit the screen: ${JSON.stringify(popup)}`);
       await screenshot(page, 'phone');
+      assert.deepEqual(violations, []);
+    });
+
+    it('a photo among the results shows its thumbnail, other files their icon', { timeout: 120_000 }, async (t) => {
+      const started = await startWithOwner(t, dialect, { 'holiday notes.txt': 'notes' }, { config: { thumbnailIntervalSeconds: 1 } });
+      if (!started) return;
+      const { app, base, owner, root, page, violations } = started;
+      const photoFile = await putTyped(app, owner, root, 'holiday beach.jpg', 'image/jpeg', await photo(800, 600));
+      await becomesTrue(async () => (await owner.api.get(`/api/files/thumbnail/${photoFile.id}`)).status === 200, 'made', 20_000);
+      await openSignedIn(page, base, owner.token, `/files/${root}`);
+      await page.locator('tr[data-name="holiday notes.txt"]').waitFor();
+      await page.getByRole('combobox', { name: 'Search files and folders by name' }).fill('holiday');
+      await resultsOf(page, 2);
+      const picture = page.locator('#search-results [role="option"]', { hasText: 'holiday beach.jpg' }).locator('img.thumbnail');
+      await picture.waitFor();
+      await page.waitForFunction(() => (document.querySelector('#search-results img.thumbnail')?.naturalWidth ?? 0) > 0);
+      const text = page.locator('#search-results [role="option"]', { hasText: 'holiday notes.txt' });
+      assert.equal(await text.locator('img').count(), 0);
+      assert.equal(await text.locator('svg.icon-file').count(), 1, 'a text file keeps the generic icon');
+      await assertNoAxeViolations(page, 'results with a thumbnail');
       assert.deepEqual(violations, []);
     });
   });

@@ -3,7 +3,8 @@ import { call } from './api';
 import { formatDate } from './format';
 import { errorText, t } from './i18n';
 import { revealFile } from './pages/files';
-import { Icon, navigate } from './ui';
+import { ItemPicture } from './pages/thumbnail';
+import { navigate } from './ui';
 
 /** A result of GET /api/search. */
 interface SearchResult {
@@ -12,6 +13,7 @@ interface SearchResult {
   name: string;
   path: string;
   folderId: string;
+  contentType: string | null;
   updatedAt: string;
   owner: { userId: string; name: string } | null;
 }
@@ -99,7 +101,8 @@ export function SearchBox() {
                 onMouseDown={(e) => e.preventDefault()}
                 onClick={() => choose(r)}
               >
-                <Icon name={r.kind} /> <span class="search-name">{r.name}</span>
+                <ItemPicture item={{ kind: r.kind, id: r.id, name: r.name, date: r.updatedAt, raw: r }} />{' '}
+                <span class="search-name">{r.name}</span>
                 <span class="search-where">
                   {r.path}
                   {r.owner ? ` · ${t('sharedBy', { name: r.owner.name })}` : ''} · {formatDate(r.updatedAt)}
