@@ -86,7 +86,10 @@ for (const implementation of implementations) {
         copy[at] ^= 0x01;
         damaged.push([`byte ${at}`, copy, nonce, aad, key]);
       }
-      damaged.push(['other nonce', sealed, Buffer.from(nonce).fill(0, 11), aad, key]);
+      // One bit flipped: zeroing a byte would leave the nonce as it was whenever that byte was 0 already.
+      const otherNonce = Buffer.from(nonce);
+      otherNonce[11] ^= 0x01;
+      damaged.push(['other nonce', sealed, otherNonce, aad, key]);
       damaged.push(['other aad', sealed, nonce, Buffer.alloc(16), key]);
       damaged.push(['other key', sealed, nonce, aad, randomBytes(32)]);
       damaged.push(['truncated', sealed.subarray(0, sealed.length - 1), nonce, aad, key]);
