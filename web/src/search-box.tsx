@@ -3,6 +3,7 @@ import { call } from './api';
 import { formatDate } from './format';
 import { errorText, t } from './i18n';
 import { revealFile } from './pages/files';
+import { fileItem, folderItem } from './pages/items';
 import { ItemPicture } from './pages/thumbnail';
 import { navigate } from './ui';
 
@@ -101,8 +102,7 @@ export function SearchBox() {
                 onMouseDown={(e) => e.preventDefault()}
                 onClick={() => choose(r)}
               >
-                <ItemPicture item={{ kind: r.kind, id: r.id, name: r.name, date: r.updatedAt, raw: r }} />{' '}
-                <span class="search-name">{r.name}</span>
+                <ItemPicture item={r.kind === 'folder' ? folderItem(r) : fileItem(r)} /> <span class="search-name">{r.name}</span>
                 <span class="search-where">
                   {r.path}
                   {r.owner ? ` · ${t('sharedBy', { name: r.owner.name })}` : ''} · {formatDate(r.updatedAt)}

@@ -60,6 +60,7 @@ export function ItemPicture(props: { item: Item }) {
       void fetchPicture(item).then((address) => {
         if (cancelled) return;
         if (address !== 'pending') {
+          // Not kept when missing: one given up on while still being made is asked for again next time.
           if (address) made.set(key, address);
           setUrl(address);
         } else if (times < PENDING_RETRY_MS.length) {
